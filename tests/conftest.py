@@ -37,8 +37,13 @@ sys.dont_write_bytecode = False
 #: of the merges (c9e3282a, d985cb66, 7195ed62: 3,801-3,816 passed, pytest 899-1,397
 #: s; `--durations=30` also prints the 30 slowest files: pytest_terminal_summary below), then
 #: the files of the list before that none of those runs put among its 30 slowest (each under
-#: about 17 s), in their old order.
+#: about 17 s), in their old order. The two files of cold compiles first (measured one by one
+#: at load 1-3): tests/model/test_compile.py (a copy of the package: a first run, then noisy
+#: runs before and after an edited helper; 140 s of CPU) and tests/app/test_release.py (the
+#: installed wheel's first run; 70 s).
 SLOW_FIRST = (
+    "tests/model/test_compile.py",
+    "tests/app/test_release.py",
     "tests/experiments/test_sweep.py",
     "tests/bench/test_suite_smoke.py",
     "tests/viewer/test_viewer.py",
@@ -57,7 +62,6 @@ SLOW_FIRST = (
     "tests/experiments/test_sweep_scheduler_and_checks.py",
     "tests/scenarios/test_arm_tasks.py",
     "tests/net/test_many_robots.py",
-    "tests/app/test_release.py",
     "tests/net/test_fuzz.py",
     "tests/formats/test_bad_descriptions.py",
     "tests/physics/test_thread_bits.py",
@@ -170,8 +174,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 def pytest_collection_finish(session):
     """Compile every kernel once, before the first test, when a selected test is ``slow`` and
-    the suite's stamp for these sources is missing: ``coopsim warmup``, then
-    tests/kernelwarm.py (what only tests use).
+    the suite's stamp for these sources is missing: tests/kernelwarm.py's phases (every
+    kernel a run uses and those only tests use, on both cores), then ``coopsim warmup``.
 
     Why: every process that steps a world (a test's in-process run, each ``python -m coopsim``
     child) compiles what its cache lacks; on a fresh checkout the slow tests' first minutes
@@ -179,8 +183,8 @@ def pytest_collection_finish(session):
     once, by the first process that collected (the only one, or the first xdist worker: the
     other waits on the stamp's lock), before any test runs. The fast tier (``-m "not slow"``)
     starts no process and skips it: its tests compile, in its one process, only the kernels
-    they call (the warm-up, every kernel at two thread counts, takes about 260 s of CPU).
-    Tests about a cold cache (tests/app/test_first_run.py) use a NUMBA_CACHE_DIR of their own
+    they call (the warm-up, every kernel at two thread counts, takes about 230 s of CPU).
+    Tests about a cold cache (tests/model/test_compile.py) use a NUMBA_CACHE_DIR of their own
     and stay cold. A failed warm-up changes nothing: the runs then compile what they use themselves.
     """
     if session.config.option.collectonly or not any(
@@ -206,19 +210,31 @@ def pytest_collection_finish(session):
 
 
 def _warm(stamp: Path) -> None:
-    """Run the warm-up commands; write ``stamp`` when they all succeeded."""
+    """Compile every kernel: tests/kernelwarm.py's phases, each phase's parts as processes side
+    by side (a core each: the warm-up is about 230 s of CPU cold, and both workers wait for
+    it), then ``coopsim warmup`` (which then loads what they compiled, and compiles whatever
+    they left out); write ``stamp`` when all succeeded."""
+    from kernelwarm import PHASES
+
     path = str(Path(__file__).parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")
     env = {**os.environ, "PYTHONPATH": path}
-    for args in (["-m", "coopsim", "warmup"], [str(Path(__file__).parent / "kernelwarm.py")]):
-        with tempfile.TemporaryFile() as err:
-            done = subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL,
-                                  stderr=err, env=env)
-            if done.returncode != 0:
-                err.seek(0)
-                lines = err.read().decode(errors="replace").strip().splitlines()
-                sys.stderr.write(f"conftest: {' '.join(args)} failed ({lines[-1:]}); the "
-                                 "tests compile what they use themselves\n")
-                return
+    script = str(Path(__file__).parent / "kernelwarm.py")
+    phases = [[[script, part] for part in parts] for parts in PHASES]
+    for phase in [*phases, [["-m", "coopsim", "warmup"]]]:
+        with contextlib.ExitStack() as stack:
+            runs = []
+            for args in phase:
+                err = stack.enter_context(tempfile.TemporaryFile())
+                proc = stack.enter_context(subprocess.Popen(
+                    [sys.executable, *args], stdout=subprocess.DEVNULL, stderr=err, env=env))
+                runs.append((args, proc, err))
+            for args, proc, err in runs:
+                if proc.wait() != 0:
+                    err.seek(0)
+                    lines = err.read().decode(errors="replace").strip().splitlines()
+                    sys.stderr.write(f"conftest: {' '.join(args)} failed ({lines[-1:]}); the "
+                                     "tests compile what they use themselves\n")
+                    return
     with contextlib.suppress(OSError):
         stamp.write_text("numba's cache holds the suite's kernels for these sources\n")
 

@@ -1,12 +1,19 @@
-"""Compile the kernels only the suite uses into numba's on-disk cache, once.
+"""Compile every kernel the suite uses into numba's on-disk cache, once, on both cores.
 
-Run by tests/conftest.py after ``coopsim warmup`` (every kernel a run uses), before the xdist
-workers start. Why: the tests' own worlds (``coopsim bench step``'s at one and two threads, an
-A* search with its smoothing, the batch casters as tests/env/test_learning_batch.py compares
-them) compile versions a run does not; on a fresh checkout the workers compiled the same
-kernels at once (test_kinematic.py's first tests took 330 s of a loaded machine: 24 s of CPU
-cold against 1.7 s from the cache). Any failure changes nothing: the tests then compile what
-they need.
+Run by tests/conftest.py before the xdist workers start, in :data:`PHASES`: each phase's parts
+run as processes side by side (two, one a core), a phase after the one before has ended; then
+``coopsim warmup`` itself, which then only loads. Why: on a fresh checkout the workers would
+compile the same kernels at once in a dozen processes (test_kinematic.py's first tests took
+330 s of a loaded machine: 24 s of CPU cold against 1.7 s from the cache); the warm-up done in
+one process kept one core busy and the other idle for its 240 s of CPU (both workers wait for
+it). The parts are cut where they share no kernel (a kernel two processes compile at once is
+compiled twice): the loaders of the modules by which kernels they reach, the bundled worlds by
+engine, the tests' own benchmark worlds by engine. Any failure changes nothing: the tests then
+compile what they need.
+
+``python tests/kernelwarm.py`` runs every part in this process, in order;
+``python tests/kernelwarm.py PART...`` the parts named (what the conftest starts). Each part
+says its name on stderr as it starts.
 """
 
 from __future__ import annotations
@@ -20,16 +27,70 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The loaders' modules whose kernels the ray casters' part compiles (the batch casters call
+#: the compiled caster's kernels); every other module's loader is the other part's.
+CASTERS = ("coopsim.raycast.jitcast", "coopsim.env.batchcast", "coopsim.model.noise_kernels",
+           "coopsim.physics.mujoco.raykernel")
+
+#: The warm-up's phases: the parts of one phase run side by side (their CPU seconds cold, at
+#: load 4-7: the loaders 63 and 71; the bundled worlds 31 and 38; the benchmark worlds 17 and,
+#: with the swarm's search and the batch casters, 9; then ``coopsim warmup`` loads, 2 s: 231 s
+#: of CPU, 127 s on the longer part of each phase).
+PHASES = (("loaders:casters", "loaders:others"),
+          ("worlds:aerial,mujoco", "worlds:kinematic,pymunk"),
+          ("bench:kinematic", "bench:aerial swarm batch"))
+
+
+def _say(part: str) -> None:
+    sys.stderr.write(f"kernelwarm: {part}\n")
+    sys.stderr.flush()
+
+
+def _loaders(which: str) -> None:
+    """Run the registered loaders of the modules of :data:`CASTERS` (``casters``) or of every
+    other module (``others``)."""
+    from coopsim.model import compiled
+
+    compiled.import_kernel_modules()
+    for warm in list(compiled._WARMERS):
+        module = getattr(warm.load, "__module__", "")
+        if (module in CASTERS) == (which == "casters") and not warm.ready:
+            warm.load()
+            warm.ready = True
+
+
+def _worlds(engines: str) -> None:
+    """``coopsim warmup``'s bundled worlds stepped on ``engines`` (comma-separated labels),
+    as it steps them (what a step composes is compiled as a run compiles it)."""
+    from coopsim.app import warmup
+
+    for engine in engines.split(","):
+        for name in warmup.SCENARIOS:
+            warmup._step(name, engine)
+
 
 def _bench(*args: str) -> None:
+    """``coopsim bench step`` with ``args`` at two steps, quietly; an interrupt (SIGINT,
+    SIGTERM: the command's exit status 130) ends the warm-up, any other exit goes on."""
     from coopsim.app.cli import main
+    from coopsim.app.interrupt import EXIT_INTERRUPTED
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         try:
-            main(["bench", "step", "--steps", "2", *args],
-                 standalone_mode=False)
-        except SystemExit:
-            pass
+            main(["bench", "step", "--steps", "2", *args], standalone_mode=False)
+        except SystemExit as exc:
+            if exc.code == EXIT_INTERRUPTED:
+                raise
+
+
+def _bench_engine(engine: str) -> None:
+    """The tests' benchmark worlds on ``engine``, at one and two threads."""
+    for threads in ("1", "2"):
+        if engine == "kinematic":
+            _bench("--robots", "3,300", "--engine", "kinematic", "--threads", threads)
+        else:
+            _bench("--robots", "3", "--engine", engine, "--robot-type", "crazyflie",
+                   "--threads", threads)
 
 
 def _swarm() -> None:
@@ -51,7 +112,6 @@ def _batch() -> None:
         import coopsim.env  # noqa: F401 -- registers coopsim/Scenario-v0
     except ImportError:
         return  # coopsim[learning] is not installed: no test needs these kernels
-    from coopsim.env import batchcast
     from coopsim.plugins.modules.sonar import ANGLES
     from coopsim.raycast.jitcast import JitRayCaster, fan_directions
 
@@ -72,20 +132,44 @@ def _batch() -> None:
     env.close()
 
 
-def main() -> None:
-    for threads in ("1", "2"):
-        _bench("--robots", "3,300", "--engine", "kinematic", "--threads", threads)
-        _bench("--robots", "3", "--engine", "aerial", "--robot-type", "crazyflie",
-               "--threads", threads)
-    _swarm()
-    from coopsim.physics.aerial import raykernel as aerial_raykernel
-
-    aerial_raykernel._load()  # the aerial engine's range sensing (tests/physics/test_aerial_rays)
+def _batch_part() -> None:
     try:
         _batch()
     except Exception as exc:  # noqa: BLE001 -- the test compiles them then, as before
         print(f"kernelwarm: the batch casters were not compiled: {exc!r}", file=sys.stderr)
 
 
+def run(part: str) -> None:
+    """Run one part of :data:`PHASES` (``name:argument``, or words run in turn)."""
+    for word in part.split():
+        _say(word)
+        name, _, arg = word.partition(":")
+        if name == "loaders":
+            _loaders(arg)
+        elif name == "worlds":
+            _worlds(arg)
+        elif name == "bench":
+            _bench_engine(arg)
+        elif name == "swarm":
+            _swarm()
+        elif name == "batch":
+            _batch_part()
+        else:
+            raise SystemExit(f"kernelwarm: no part {word!r}")
+
+
+def main(parts: list[str]) -> None:
+    """Run ``parts`` (all of :data:`PHASES` when none) in turn; an interrupt (SIGINT, or
+    SIGTERM once a part has run coopsim's command line, which makes it one) ends the warm-up
+    with the command's exit status 130."""
+    from coopsim.app.interrupt import EXIT_INTERRUPTED
+
+    try:
+        for part in parts or [p for phase in PHASES for p in phase]:
+            run(part)
+    except KeyboardInterrupt:
+        sys.exit(EXIT_INTERRUPTED)
+
+
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

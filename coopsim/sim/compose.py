@@ -485,7 +485,7 @@ class ComposedPass:
         if self.every:
             prevs = tuple([carried[label] for label in labels])
         else:
-            prevs = tuple([carried[e[0]] if e[6] else carried[e[0]][e[2]]
+            prevs = tuple([carried[e[0]] if e[6] else _sealed(carried[e[0]][e[2]])
                            for e in self.sensing])
         outs = tuple([np.empty(prev.shape) for prev in prevs])
         casts = tuple([self._cast(sim, state, entry) for entry in kept[3]]) if kept[3] else ()
@@ -591,6 +591,15 @@ def cast_given(fan: np.ndarray, reach: np.ndarray, ranges: np.ndarray) -> tuple:
     before the call (the call casts nothing): ``fan`` (K, 2) its beams' cos, sin, ``reach``
     its max_range, m."""
     return (_ZERO, fan, reach, _NO_FIXED, _NO_OBJECTS, _NO_HEADING, ranges)
+
+
+def _sealed(rows: np.ndarray) -> np.ndarray:
+    """``rows`` (a gather of the carried readings) read-only, as the carried readings are:
+    ``sense`` takes the previous readings with one type whichever kinds every robot carries
+    (numba types a read-only array apart, so a writable one compiled the call again, seconds
+    in the middle of a run, once per mix of kinds carried by some robots and by all)."""
+    rows.setflags(False)  # write=False, positional
+    return rows
 
 
 _ONE = np.ones(1, np.int64)

@@ -1,6 +1,8 @@
 """How kernels get compiled (coopsim.model.compiled): found from the code, keyed by every
 source a kernel inlines (an edit of a helper recompiles each kernel using it, never a stale
-one from the cache), loaded with a run so that no step compiles."""
+one from the cache), loaded with a run so that no step compiles; the first run after an
+install (its cache cold) compiles in the open. Real processes; waits on their exits, with only
+a generous bound on the whole."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 from coopsim.model import compiled
+from coopsim.model.compiled import NOTICE
 
 ROOT = Path(__file__).resolve().parents[2]
 BOUND = 2400  # s: cold compiles on a loaded two-core machine
@@ -156,21 +159,74 @@ for path, engine in ((sys.argv[1], "kinematic"), (sys.argv[1], "pymunk"),
 """
 
 
-@pytest.mark.slow
-def test_an_edited_helper_recompiles_every_kind_that_uses_it(tmp_path):
-    """A temporary copy of the package runs noisy sensors (the composed step on the kinematic,
-    pymunk and aerial engines: each draws with ``noise_kernels.normal``, the composed calls
-    inline it); then ``normal`` is edited and the same runs repeat with the same kernel cache: every noisy reading changes (a kernel loaded
-    stale from the cache would give the old bits)."""
-    shutil.copytree(ROOT / "coopsim", tmp_path / "coopsim",
+@pytest.fixture(scope="module")
+def install(tmp_path_factory):
+    """A copy of the package with a numba cache of its own, cold: what an install is (the
+    copy's sources are other files than the suite's, so none of its kernels is cached):
+    (folder, environment). The first run and the edited helper share it: a cold compile is a
+    minute of CPU and more."""
+    folder = tmp_path_factory.mktemp("install")
+    shutil.copytree(ROOT / "coopsim", folder / "coopsim",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    env = dict(os.environ, PYTHONPATH=str(tmp_path), NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    env.update(PYTHONPATH=str(folder), NUMBA_CACHE_DIR=str(folder / "cache"))
+    return folder, env
+
+
+@pytest.fixture(scope="module")
+def first_run(install):
+    """The install's first run, its cache cold: one robot for 1 s, headless (the completed
+    process)."""
+    folder, env = install
+    return subprocess.run([sys.executable, "-m", "coopsim", "run",
+                           str(ROOT / "scenarios" / "one_robot.scenario"), "--headless",
+                           "--no-controllers", "--port", "0", "--duration", "1"],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=BOUND)
+
+
+@pytest.mark.slow
+def test_a_cold_first_run_says_it_compiles_once_and_runs(first_run):
+    """The first run after an install compiles in the open: it says, on one line, that it
+    compiles the kernels, then steps compiled from its first step and ends as any run."""
+    out = first_run.stdout + first_run.stderr
+    assert first_run.returncode == 0, out
+    assert "duration 1 s reached" in out, out
+    assert out.count(NOTICE.strip()) == 1, out  # one line, before the run's own
+    assert first_run.stderr.index(NOTICE.strip()) < first_run.stderr.index("simulating"), out
+    assert "Traceback" not in out
+
+
+@pytest.mark.slow
+def test_a_refused_cold_run_says_one_line(tmp_path):
+    """A scenario refused before anything is built, the cache cold: the error is the only
+    line (nothing compiles for it)."""
+    bad = tmp_path / "bad.scenario"
+    bad.write_text("[WORLD]\nfile nowhere.world\n")
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")  # cold: nothing compiled yet
+    result = subprocess.run([sys.executable, "-m", "coopsim", "run", str(bad), "--headless",
+                             "--no-controllers", "--port", "0"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=BOUND)
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert str(bad) in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_an_edited_helper_recompiles_every_kind_that_uses_it(install, first_run):
+    """The install (after its first run) runs noisy sensors (the composed step on the
+    kinematic, pymunk and aerial engines: each draws with ``noise_kernels.normal``, the
+    composed calls inline it); then ``normal`` is
+    edited and the same runs repeat with the same kernel cache: every noisy reading changes (a
+    kernel loaded stale from the cache would give the old bits)."""
+    folder, env = install
+    assert first_run.returncode == 0, first_run.stderr[-3000:]
     args = [sys.executable, "-c", READINGS, str(ROOT / "scenarios" / "learn_goal.scenario"),
             str(ROOT / "scenarios" / "crazyflie_hover.scenario"), "sonar,imu"]
 
     def readings() -> dict:
         done = subprocess.run(args, capture_output=True, text=True, timeout=BOUND, env=env,
-                              cwd=tmp_path)
+                              cwd=folder)
         assert done.returncode == 0, done.stderr[-3000:]
         out = {}
         for line in done.stdout.splitlines():
@@ -179,13 +235,16 @@ def test_an_edited_helper_recompiles_every_kind_that_uses_it(tmp_path):
         return out
 
     before = readings()
-    source = tmp_path / "coopsim" / "model" / "noise_kernels.py"
+    source = folder / "coopsim" / "model" / "noise_kernels.py"
     text = source.read_text()
     edited = text.replace("        return -x if (z >> S8) & _U(1) else x\n",
                           "        return (-x if (z >> S8) & _U(1) else x) * 1.5\n")
     assert edited != text
     source.write_text(edited)
-    after = readings()
+    try:
+        after = readings()
+    finally:
+        source.write_text(text)
     noisy = (("kinematic", "sonar"), ("pymunk", "sonar"), ("aerial", "imu"))
     assert set(noisy) <= set(before) and set(before) == set(after)
     assert {k: v[0] for k, v in before.items()} == {k: v[0] for k, v in after.items()}

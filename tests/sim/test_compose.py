@@ -7,6 +7,7 @@ composed call reaches compiles it again."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -115,6 +116,13 @@ class PingBot(Single):
         return Assembly((member,), (body,))
 
 
+class PinglessBot(PingBot):
+    """``pingbot`` without the ping."""
+
+    label = "pinglessbot"
+    modules = ("motors", "gps", "compass", "chirp")
+
+
 class Swing(Driver):
     """Wheel speeds that change with the robot's position (so each step differs)."""
 
@@ -131,7 +139,7 @@ class Swing(Driver):
 def plugins():
     """The kinds, the robot type and the driver registered for this module's tests."""
     added = [(MODULES, Ping), (MODULES, Chirp), (MODULES, Tilt), (ROBOT_TYPES, PingBot),
-             (DRIVERS, Swing)]
+             (ROBOT_TYPES, PinglessBot), (DRIVERS, Swing)]
     for registry, item in added:
         registry.register(item.label)(item)
     yield
@@ -282,3 +290,27 @@ def test_a_ground_world_reading_contacts_on_aerial_is_composed(monkeypatch):
     (composed, path_c), (plain, _) = runs
     assert path_c.startswith("composed (motors")
     _same(composed, plain)
+
+
+def test_a_kind_some_robots_lack_takes_the_calls_every_robot_carrying_it_compiled(monkeypatch):
+    """The previous readings reach ``sense`` with one type whether every robot carries a kind
+    or only some do (a gather of some robots' readings is read-only, as the carried readings
+    are): a world where one robot lacks the ping steps on the versions a world where every
+    robot carries it compiled (a second version was seconds of compiling in a run's step)."""
+    monkeypatch.setattr(fused, "ENABLED", True)
+    every = Simulation(_spec(2, "pymunk"))
+    module = every.plan().fused.module
+    stepper = Stepper(every, mode="lockstep")
+    for _ in range(3):
+        stepper.tick()
+    made = len(module.sense.signatures)
+    spec = _spec(2, "pymunk")
+    spec = dataclasses.replace(spec, robots=(spec.robots[0], dataclasses.replace(
+        spec.robots[1], type="pinglessbot", params=spec.robots[1].params[:2])))
+    some = Simulation(spec)
+    assert some.plan().fused.module is module  # the same kinds: the same composed text
+    assert not some.plan().fused.every
+    stepper = Stepper(some, mode="lockstep")
+    for _ in range(3):
+        stepper.tick()
+    assert len(module.sense.signatures) == made
