@@ -216,9 +216,9 @@ def test_a_refused_cold_run_says_one_line(tmp_path):
 def test_an_edited_helper_recompiles_every_kind_that_uses_it(install, first_run):
     """The install (after its first run) runs noisy sensors (the composed step on the
     kinematic, pymunk and aerial engines: each draws with ``noise_kernels.normal``, the
-    composed calls inline it); then ``normal`` is
-    edited and the same runs repeat with the same kernel cache: every noisy reading changes (a
-    kernel loaded stale from the cache would give the old bits)."""
+    composed calls inline it); then ``normal`` is edited and the same runs repeat with the
+    same kernel cache: every noisy reading changes (a kernel loaded stale from the cache would
+    give the old bits)."""
     folder, env = install
     assert first_run.returncode == 0, first_run.stderr[-3000:]
     args = [sys.executable, "-c", READINGS, str(ROOT / "scenarios" / "learn_goal.scenario"),
