@@ -351,3 +351,19 @@ def supplies(module, kind: type, name: str) -> bool:
         return False
     owners = (found,) if not isinstance(found, _View) else (found._source, found.module)
     return any(_defines(owner, name) for owner in owners)
+
+
+class CopyKernel:
+    """Deprecated, kept so that a plugin importing it still imports: the ``copies`` batch
+    backend reads a kind's :class:`ModuleKernel` (``kernel_sense``,
+    ``kernel_actuate``, ``kernel_drive``, ``kernel_beams``) and ignores ``copy_kind`` and
+    ``copy_angles``. Making one warns (DeprecationWarning)."""
+
+    copy_kind = ""
+    copy_angles: tuple = ()
+
+    def __init_subclass__(cls, **kwargs):
+        warnings.warn("coopsim.model.capabilities.CopyKernel is deprecated: the copies backend "
+                      "reads the kind's ModuleKernel (kernel_sense, kernel_actuate)",
+                      DeprecationWarning, stacklevel=2)
+        super().__init_subclass__(**kwargs)

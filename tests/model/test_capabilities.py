@@ -158,3 +158,12 @@ def test_an_old_override_of_validate_and_describe_is_still_called():
         check_declaration(Checked)
         assert declaration(Checked)["extra"] == 1
     assert Checked.seen == ["validate"]
+
+
+def test_the_former_copy_kernel_capability_still_imports_and_warns():
+    # the copies backend reads ModuleKernel now; a plugin naming the old capability still loads
+    from coopsim.model.capabilities import CopyKernel
+    with pytest.warns(DeprecationWarning, match="ModuleKernel"):
+        class Old(CopyKernel):
+            copy_kind = "frame"
+    assert Old.copy_kind == "frame"
