@@ -132,29 +132,49 @@ class Keys(Case):
 class Lockstep(Case):
     """One robot in lockstep (``coopsim run``, its own process), one Python client in this one
     looping "read the sonar, set the motors": ms per step (goal: >= 0.5 / (2 raw round trips)
-    steps per second), and CPU per step of both processes (the client's ``process_time``, the
+    steps per second), CPU per step of both processes (the client's ``process_time``, the
     run's from /proc: every thread, libzmq's included), so a loaded machine's waits do not
-    count."""
+    count, and that CPU over a raw echo's (:data:`ECHO`, its own process, as many round trips a
+    step as the loop makes), blocks alternating: what coopsim itself costs a step."""
+
+    trips = 2  #: round trips a step
 
     def setup(self):
         from coopsim.client import Client
 
-        with LiveRun(1, mode="lockstep") as run, Client(run.nameserver) as client:
-            bot = client.robot("robot1")
-            step = self.loop(bot)
+        echo = subprocess.Popen([sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
+        try:
+            raw = [f"tcp://127.0.0.1:{echo.stdout.readline().strip()}"]
+            with LiveRun(1, mode="lockstep") as run, Client(run.nameserver) as client, \
+                    _connected(raw) as echoes:
+                bot = client.robot("robot1")
+                step, n = self.loop(bot), count(2000)
 
-            def block():
-                n = count(2000)
-                t0, c0, s0 = time.perf_counter(), time.process_time(), _cpu_s(run.proc.pid)
-                for _ in range(n):
-                    step()
-                cpu = time.process_time() - c0 + _cpu_s(run.proc.pid) - s0
-                return (time.perf_counter() - t0) * 1e3 / n, cpu * 1e6 / n
-            block()
-            blocks = [block() for _ in range(count(10, 2))]
-            self.ms = statistics.median(ms for ms, _ in blocks)
-            self.cpu_us = statistics.median(us for _, us in blocks)
-            bot.detach()
+                def block():
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    s0 = _cpu_s(run.proc.pid)
+                    for _ in range(n):
+                        step()
+                    cpu = time.process_time() - c0 + _cpu_s(run.proc.pid) - s0
+                    return (time.perf_counter() - t0) * 1e3 / n, cpu * 1e6 / n
+
+                def echoed():
+                    c0, s0 = time.process_time(), _cpu_s(echo.pid)
+                    _round_trips(echoes, n * self.trips)
+                    return (time.process_time() - c0 + _cpu_s(echo.pid) - s0) * 1e6 / n
+                block()
+                _round_trips(echoes, 200)
+                blocks, raws = [], []
+                for _ in range(count(10, 2)):
+                    blocks.append(block())
+                    raws.append(echoed())
+                bot.detach()
+        finally:
+            echo.kill()
+            echo.wait()
+        self.ms = statistics.median(ms for ms, _ in blocks)
+        self.cpu_us = statistics.median(us for _, us in blocks)
+        self.over_us = statistics.median(us - r for (_, us), r in zip(blocks, raws))
 
     @staticmethod
     def loop(bot):
@@ -172,11 +192,17 @@ class Lockstep(Case):
     def track_cpu_us_per_step(self):
         return self.cpu_us
 
+    @unit("us")
+    def track_cpu_us_over_echo(self):
+        return self.over_us
+
 
 class LockstepExchange(Lockstep):
     """:class:`Lockstep`'s robot and measures, its loop one request a step: protocol 13's
     exchange, ``motors.set_speeds(0.2, 0.2)`` answered after its step with the sonar's reading
     (``bot.exchange``), where :class:`Lockstep` reads, then sets the motors: two."""
+
+    trips = 1
 
     @staticmethod
     def loop(bot):
