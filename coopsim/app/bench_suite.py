@@ -26,6 +26,7 @@ against the old commit). A change of the dependencies themselves is not measured
 
 from __future__ import annotations
 
+import configparser
 import json
 import os
 import shutil
@@ -105,8 +106,30 @@ def tree(top: Path, rev: str) -> tuple[str, Path]:
         if archive.wait():
             raise CoopsimError(f"git archive {sha} failed")
         reuse_kernels(part, path.parent)
+        own_metadata(part)
         part.rename(path)
     return sha, path
+
+
+def own_metadata(tree: Path) -> None:
+    """Give the unpacked ``tree`` its own package metadata, a ``coopsim.dist-info`` at its top
+    (first on the worker's path, so found before the installed coopsim's): the registries
+    load engines, kinds and robot types by the entry points of the metadata, and the
+    installed coopsim's name the modules of its own layout, which another commit may lack.
+    From the tree's ``setup.cfg`` (``[options.entry_points]``); nothing where it has none."""
+    cfg = configparser.ConfigParser(interpolation=None)
+    cfg.read(tree / "setup.cfg")
+    if not cfg.has_section("options.entry_points"):
+        return
+    info = tree / "coopsim.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: coopsim\nVersion: 0\n")
+    lines = []
+    for group, body in cfg.items("options.entry_points", raw=True):
+        entries = [e.strip() for e in body.splitlines() if e.strip()]
+        if entries:
+            lines += [f"[{group}]", *entries, ""]
+    (info / "entry_points.txt").write_text("\n".join(lines))
 
 
 def reuse_kernels(new: Path, trees: Path) -> None:

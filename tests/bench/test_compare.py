@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coopsim.app.bench_suite import Compared, judge, table
+from coopsim.app.bench_suite import Compared, judge, own_metadata, table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,3 +65,17 @@ def test_a_regex_that_selects_no_case_is_refused():
                           text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 2
     assert "selects no case" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_unpacked_tree_registers_its_own_entry_points(tmp_path):
+    """A commit from before a module moved names it where it was: its tree's own metadata,
+    first on the worker's path, is what the registries read, not the installed coopsim's."""
+    (tmp_path / "setup.cfg").write_text(
+        "[metadata]\nname = coopsim\n\n[options.entry_points]\n"
+        "# a comment line\ncoopsim.engines =\n    kinematic = coopsim.physics.old:Kinematic\n")
+    own_metadata(tmp_path)
+    code = ("from importlib import metadata; "
+            "print([e.value for e in metadata.entry_points(group='coopsim.engines')])")
+    done = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(tmp_path)), check=True)
+    assert done.stdout.strip() == "['coopsim.physics.old:Kinematic']"
