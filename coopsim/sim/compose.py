@@ -414,7 +414,7 @@ class ComposedPass:
         tables = sim.commands
         commands = tuple([dict.__getitem__(tables, e[0]) if e[4]
                           else dict.__getitem__(tables, e[0])[e[2]] for e in self.entries])
-        outs = tuple([np.empty(shape) for shape in acts[2]])
+        outs = tuple(map(np.empty, acts[2]))
         base = self._base(sim, state, contact, self.act_needs)
         if arrays is not None:  # True: every robot within the bounds, checked in the call
             edge = self._edge
@@ -483,11 +483,11 @@ class ComposedPass:
                 world.engine.contacts(state[:, :3])
         labels = self.labels
         if self.every:
-            prevs = tuple([carried[label] for label in labels])
+            prevs = tuple(map(carried.__getitem__, labels))
         else:
             prevs = tuple([carried[e[0]] if e[6] else _sealed(carried[e[0]][e[2]])
                            for e in self.sensing])
-        outs = tuple([np.empty(prev.shape) for prev in prevs])
+        outs = tuple(map(np.empty, kept[6]))  # fresh: the snapshot keeps them
         casts = tuple([self._cast(sim, state, entry) for entry in kept[3]]) if kept[3] else ()
         base = self._base(sim, state, contact, self.needs, clock=True)
         belows, scene = kept[5], NO_SCENE
@@ -519,23 +519,23 @@ class ComposedPass:
         shapes, heading scratch, ranges): flag 1 when the call casts every robot's fan itself
         (the compiled caster tests every pair: the bits of its own call), else 0 and the
         (len(rows), K) ranges cast here by the caster, as the plain path's ``ranges`` view."""
-        label, rows, reach, fan, angles, every = entry
+        label, rows, reach, fan, angles, every, scratch = entry
         world, sensors, robots = sim.world, sim.sensors, sim.robots
-        n = len(state)
         if every:
-            parts = sensors.fan_parts(world, n, len(angles))
-            if parts is not None:
-                return (_ONE, fan, reach, parts[1], parts[2], np.empty((n, 2)),
-                        np.empty((n, len(angles))))
+            parts = sensors.fan_parts(world, len(state), len(angles))
+            if parts is not None:  # the heading and ranges scratch: read inside the call only
+                return (_ONE, fan, reach, parts[1], parts[2], *scratch)
         geometry = sensors.geometry(world, state[:, :3], robots.radius, robots.group)
         return cast_given(fan, reach, geometry.cast_fan(rows, angles, reach))
 
     def _keep(self, sim, layout: tuple, n: int) -> tuple:
         """What :meth:`measure` takes from the layout: per sensing kind (rows, parameter
-        matrix, state table); per kind reading ``ranges`` what its cast takes; the noise
+        matrix, state table); per kind reading ``ranges`` what its cast takes (with its
+        heading and ranges scratch); the noise
         scratch (:func:`noise_scratch`); per kind reading ``below`` what its view takes
         (:attr:`below`: "call": (reach, offsets, ray and distance scratch, the view);
-        "before": (rows, reach), the view cast at each step; "": the empty view)."""
+        "before": (rows, reach), the view cast at each step; "": the empty view); the
+        shapes of the readings a step makes."""
         per, casts, belows = [], [], []
         for entry in self.sensing:
             label, module, rows, values, every = entry[0], entry[1], entry[2], entry[3], \
@@ -556,10 +556,13 @@ class ComposedPass:
                 angles, fan = self.beams[label]
                 casts.append((label, rows, np.ascontiguousarray(values["max_range"],
                                                                 dtype=float),
-                              fan, angles, every))
+                              fan, angles, every, (np.empty((n, 2)), np.empty((n, len(angles))))))
         noise = noise_scratch(layout, tuple(e[0] for e in self.sensing))
+        carried = sim.sensors.carried(sim.world)
+        shapes = tuple([carried[e[0]].shape if e[6] else (len(e[2]), carried[e[0]].shape[1])
+                        for e in self.sensing])
         self._kept = (layout, (sim.world.layout_version, n, id(sim.states)), tuple(per),
-                      tuple(casts), noise, tuple(belows))
+                      tuple(casts), noise, tuple(belows), shapes)
         return self._kept
 
 
