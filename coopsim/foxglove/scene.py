@@ -315,43 +315,36 @@ def _entity(ident: str) -> Msg:
     return Msg().stamp(1).string(2, WORLD).string(3, ident)
 
 
+def _declared(layout: dict, label: str, key: str):
+    """Module ``label``'s ``draw`` hint or ``fields``: the layout's, else this process's
+    registry's (None for neither)."""
+    value = ((layout.get("modules") or {}).get(label) or {}).get(key)
+    if value is None and label in MODULES:
+        kind = MODULES.get(label)
+        value = draw_hint(kind) if key == "draw" else kind.fields
+    return value
+
+
 def _ray_modules(layout: dict, robot: dict) -> list[tuple[str, np.ndarray]]:
     """(module label, ray angles) of each module of ``robot`` drawn as rays (a module's
     ``draw`` hint of kind ``rays``, from the layout or this process's registry)."""
-    out = []
-    described = layout.get("modules") or {}
-    for label in robot.get("modules") or ([] if described else _registered_rays()):
-        hint = (described.get(label) or {}).get("draw")
-        if hint is None and label in MODULES:
-            hint = draw_hint(MODULES.get(label))
-        if hint and hint.get("kind") == "rays":
-            out.append((label, np.asarray(hint["angles"], dtype=float)))
-    return out
+    labels = robot.get("modules") or ([] if layout.get("modules") else _registered_rays())
+    return [(label, np.asarray(hint["angles"], dtype=float)) for label in labels
+            if (hint := _declared(layout, label, "draw") or {}).get("kind") == "rays"]
 
 
 def _led_modules(layout: dict, robot: dict) -> list[tuple[str, int]]:
     """(module label, number of LEDs) of each module of ``robot`` drawn as LEDs (a ``draw``
     hint of kind ``leds``: one sphere per column on the robot's ring)."""
-    out = []
-    described = layout.get("modules") or {}
-    for label in robot.get("modules") or ():
-        hint = (described.get(label) or {}).get("draw")
-        if hint is None and label in MODULES:
-            hint = draw_hint(MODULES.get(label))
-        if hint and hint.get("kind") == "leds":
-            out.append((label, len(hint["columns"])))
-    return out
+    return [(label, len(hint["columns"])) for label in robot.get("modules") or ()
+            if (hint := _declared(layout, label, "draw") or {}).get("kind") == "leds"]
 
 
 def _rotor_count(layout: dict, robot: dict) -> int:
     """How many rotors ``robot`` has: the propeller speeds ``w1``, ``w2``... its modules'
     declared fields report (docs/robots.md: a rotor module's reading); 0 for no rotorcraft."""
-    described = layout.get("modules") or {}
     for label in robot.get("modules") or ():
-        fields = (described.get(label) or {}).get("fields")
-        if fields is None and label in MODULES:
-            fields = MODULES.get(label).fields
-        fields, count = set(fields or ()), 0
+        fields, count = set(_declared(layout, label, "fields") or ()), 0
         while f"w{count + 1}" in fields:
             count += 1
         if count >= 2:
