@@ -25,7 +25,8 @@ from ..model.arm import ArmSpec, base_transform, frames
 from ..model.armstate import layout_arms, matrix_quaternions, snapshot_arm_frames
 from .links import LinkFrames
 from .proto import Msg, Slot, Template, color, pose3, quaternion4, vector3
-from .scene import WORLD, Topic
+from .scene import WORLD
+from .topics import Topic
 
 SCENE_ARMS = Topic("/scene/arms", "SceneUpdate", (
     "every step, when the layout has robots with a 3D arm: per arm the pedestal "

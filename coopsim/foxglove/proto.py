@@ -141,12 +141,6 @@ def timestamp(ns: int) -> Msg:
     return Msg().uint(1, ns // 1_000_000_000).uint(2, ns % 1_000_000_000)
 
 
-def yaw_quaternion(yaw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(z, w) of the quaternions of turns by ``yaw`` rad about the vertical axis."""
-    half = np.asarray(yaw, dtype=float) * 0.5
-    return np.sin(half), np.cos(half)
-
-
 class Template:
     """A message encoded once, whose slots each frame fills.
 

@@ -23,14 +23,9 @@ from ..model.capabilities import draw_hint
 from ..model.plugins import MODULES
 from ..model.polygons import ear_indices
 from ..model.snapshot import quat_matrices, yaw_quats
-from .proto import (Msg, Slot, Template, color, pose, pose3, quaternion, quaternion4, vector3,
-                    yaw_quaternion)
+from .proto import Msg, Slot, Template, color, pose, pose3, quaternion, quaternion4, vector3
 from .links import link_entities
 from .scenery import scenery_entities
-# the topics and the non-scene messages live in topics.py; imported from here as before
-from .topics import (EVENTS, JSON_SCHEMAS, SCENE_BODIES, SCENE_WORLD, STATE, TF,  # noqa: F401
-                     EventLog, Topic, json_schema, log_message, metric_messages, metric_topic,
-                     pose_topic, state_json)
 
 WORLD = "world"  # the root frame
 ROBOT_HEIGHT = 0.1  # m: the drawn height of a robot's body
@@ -265,10 +260,10 @@ class _Bodies:
         if self.three_d:
             return _instances3d(snap, bodies, self._body, self._off, self.objects3d)
         c, s = np.cos(b[:, 2]), np.sin(b[:, 2])
-        qz, qw = yaw_quaternion(b[:, 2])
+        q = yaw_quats(b[:, 2])  # w, x, y, z
         ox, oy = self._off[:, 0], self._off[:, 1]
-        return np.column_stack((b[:, 0] + c * ox - s * oy, b[:, 1] + s * ox + c * oy, qz,
-                                qw)).ravel()
+        return np.column_stack((b[:, 0] + c * ox - s * oy, b[:, 1] + s * ox + c * oy, q[:, 3],
+                                q[:, 0])).ravel()
 
     def values(self, snap) -> np.ndarray:
         out = [self._instances(snap)]
