@@ -17,7 +17,8 @@ from .controllers import Controllers, apply_overrides, controller_specs
 from ..model.errors import NotAllowedError, SimulationError
 from ..model.metrics import format_metrics
 from ..model.plugins import default_engine
-from ..formats.files import check_engine, load, scenario_from_world
+from ..formats.enginecheck import check_engine
+from ..formats.files import load, scenario_from_world
 from ..formats.folders import BUNDLED, DataFolders
 from ..model import threads
 from ..model.bundled import resolve
