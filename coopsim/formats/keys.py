@@ -19,8 +19,8 @@ from . import games
 from .description import ROBOT_KEYS as DESCRIPTION_ROBOT_KEYS
 from .events import EVENT_KEYS, MONITORS_KEYS
 from .scenery import MESH_KEYS, TERRAIN_KEYS
-from .sections import (NUMBER, Bad, Key, Rule, boolean, fixed, integer, number, pick, real,
-                       rest)
+from .sections import (NUMBER, Bad, Key, Rule, about, boolean, fixed, integer, number, pick,
+                       real, rest)
 from .sections import param_value as _value
 from .task import TASK_KEYS
 
@@ -106,10 +106,8 @@ def _param(key: str, tokens: list, rest: str) -> ParamSetting:
     match = _PARAM.fullmatch(tokens[0])
     if not match:
         raise Bad(f"param name must look like module.name, got {tokens[0]!r}")
-    try:
+    with about("param"):
         return ParamSetting(match.group(1), match.group(2), _value(tokens[1]))
-    except Bad as exc:
-        raise Bad(f"param {exc}") from None
 
 
 def _pairs(tokens: list, what: str) -> tuple:
@@ -120,10 +118,8 @@ def _pairs(tokens: list, what: str) -> tuple:
     for name, tok in zip(tokens[::2], tokens[1::2]):
         if not _KEYWORD.fullmatch(name):
             raise Bad(f"{what} parameter name must be an identifier, got {name!r}")
-        try:
+        with about(f"{what} parameter {name}:"):
             pairs.append((name, _value(tok, words=True)))
-        except Bad as exc:
-            raise Bad(f"{what} parameter {name}: {exc}") from None
     return tuple(pairs)
 
 

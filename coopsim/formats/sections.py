@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import math
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
@@ -36,6 +37,15 @@ _WORD = re.compile(r"[A-Za-z0-9_.:/+-]{1,200}")
 
 class Bad(CoopsimError):
     """A value is wrong; the caller knows the file and line and adds them."""
+
+
+@contextmanager
+def about(what: str):
+    """A Bad raised inside says what it is about: ``box`` + ``must be a number`` ..."""
+    try:
+        yield
+    except Bad as exc:
+        raise Bad(f"{what} {exc}") from None
 
 
 
@@ -116,10 +126,8 @@ def fixed(names: tuple, conv, check: Callable | None = None) -> Parse:
             raise Bad(f"{key} needs {count} ({' '.join(names)}), got {len(tokens)}")
         values = []
         for name, tok, one in zip(names, tokens, convs):
-            try:
+            with about(key if len(names) == 1 else f"{key} {name}"):
                 values.append(one(tok))
-            except Bad as exc:
-                raise Bad(f"{key if len(names) == 1 else key + ' ' + name} {exc}") from None
         value = tuple(values) if len(names) > 1 else values[0]
         if check is not None:
             check(value)
