@@ -140,7 +140,8 @@ def plot_command(file, out, robots) -> None:
     from pathlib import Path
 
     from ..recording.reader import Recording
-    from .plot import plot_recording, pyplot
+    from .analyze import pyplot
+    from .plot import plot_recording
 
     pyplot()  # a missing matplotlib is said before the recording is read
     folder = Path(out) if out else Path(file).with_name(Path(file).stem + "-plots")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from .scene import WORLD
+from .proto import WORLD
 from .topics import EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, metric_topic
 
 

@@ -141,6 +141,14 @@ def timestamp(ns: int) -> Msg:
     return Msg().uint(1, ns // 1_000_000_000).uint(2, ns % 1_000_000_000)
 
 
+WORLD = "world"  # the root frame
+
+
+def world_entity(ident: str) -> Msg:
+    """A SceneEntity in the world frame, stamped each frame."""
+    return Msg().stamp(1).string(2, WORLD).string(3, ident)
+
+
 class Template:
     """A message encoded once, whose slots each frame fills.
 

@@ -23,11 +23,11 @@ from ..model.capabilities import draw_hint
 from ..model.plugins import MODULES
 from ..model.polygons import ear_indices
 from ..model.snapshot import quat_matrices, yaw_quats
-from .proto import Msg, Slot, Template, color, pose, pose3, quaternion, quaternion4, vector3
+from .proto import (WORLD, Msg, Slot, Template, color, pose, pose3, quaternion, quaternion4,
+                    vector3, world_entity)
 from .links import link_entities
 from .scenery import scenery_entities
 
-WORLD = "world"  # the root frame
 ROBOT_HEIGHT = 0.1  # m: the drawn height of a robot's body
 TARGET_REACH = 0.5  # m: radius of the disc drawn around a target (at_target's default radius)
 RAY_COLOR = (255, 120, 30)
@@ -132,7 +132,7 @@ class _Bodies:
         h = self._handle(i)
         r = float(robot.get("radius", 0.2))
         rgb = robot.get("color", (200, 200, 200))
-        entity = _entity(f"robot/{robot['name']}")
+        entity = world_entity(f"robot/{robot['name']}")
         rotors = _rotor_count(layout, robot) if self.three_d else 0
         rotorcraft = rotors > 0
         if rotorcraft:
@@ -211,7 +211,7 @@ class _Bodies:
     def _object(self, body: int, obj: dict) -> Msg:
         h = self._handle(body)
         size = list(obj.get("size", (0.5, 0.5, 0.5))) + [0.5] * 3
-        entity = _entity(f"object/{obj['name']}")
+        entity = world_entity(f"object/{obj['name']}")
         centre = 0.0 if self.objects3d else float(obj.get("z", size[2] / 2))
         prim = Msg().sub(1, self._pose(h, centre))
         prim.sub(2, vector3(*size[:3]))
@@ -223,7 +223,7 @@ class _Bodies:
         return entity.sub(field, prim)
 
     def _part(self, body: int, part: dict) -> Msg:
-        entity = _entity(f"part/{part['name']}")
+        entity = world_entity(f"part/{part['name']}")
         rgb = part.get("color", (150, 150, 150))
         for shape in part.get("shapes", ()):
             off = list(shape.get("offset", (0.0, 0.0))) + [0.0, 0.0]
@@ -305,11 +305,6 @@ def _instances3d(snap, bodies: np.ndarray, body: np.ndarray, off: np.ndarray,
     return np.column_stack((world, q[:, 1:4], q[:, 0])).ravel()
 
 
-def _entity(ident: str) -> Msg:
-    """A SceneEntity in the world frame, stamped each frame."""
-    return Msg().stamp(1).string(2, WORLD).string(3, ident)
-
-
 def _declared(layout: dict, label: str, key: str):
     """Module ``label``'s ``draw`` hint or ``fields``: the layout's, else this process's
     registry's (None for neither)."""
@@ -358,7 +353,7 @@ def _world_update(layout: dict) -> Msg:
     """The still scene: the floor, the zones (``[ZONE_n]``), and each target."""
     floor = layout.get("floor") or {}
     length, width = float(floor.get("length", 10.0)), float(floor.get("width", 10.0))
-    entity = _entity("floor").sub(8, Msg().sub(1, pose(0.0, 0.0, -0.005, 0.0, 1.0))
+    entity = world_entity("floor").sub(8, Msg().sub(1, pose(0.0, 0.0, -0.005, 0.0, 1.0))
                                   .sub(2, vector3(length, width, 0.01))
                                   .sub(3, color((70, 70, 75))))
     update = Msg().sub(1, Msg().uint(2, 1)).sub(2, entity)
@@ -366,7 +361,7 @@ def _world_update(layout: dict) -> Msg:
         update.sub(2, _zone(zone))
     for t in layout.get("targets", ()):
         rgb = t.get("rgb", (230, 40, 40))
-        mark = _entity(f"target/{t.get('index', 0)}")
+        mark = world_entity(f"target/{t.get('index', 0)}")
         for d, h, alpha in ((2 * TARGET_REACH, 0.004, 0.25), (0.3, 0.02, 1.0)):
             mark.sub(10, Msg().sub(1, pose(t["x"], t["y"], h / 2, 0.0, 1.0))
                      .sub(2, vector3(d, d, h)).double(3, 1.0).double(4, 1.0)
@@ -387,7 +382,7 @@ def _zone(zone: dict) -> Msg:
     ``kind`` in the entity's metadata."""
     rgb = zone.get("color", (60, 120, 220))
     vertices = [(float(v[0]), float(v[1])) for v in zone.get("polygon", ())]
-    entity = _entity(f"zone/{zone.get('name', '')}")
+    entity = world_entity(f"zone/{zone.get('name', '')}")
     entity.sub(6, Msg().string(1, "kind").string(2, str(zone.get("kind", ""))))
     if len(vertices) < 3:
         return entity
@@ -418,7 +413,7 @@ def _transforms(robots: list[str], slots: list[int], three_d: bool = False) -> M
     out = Msg()
     for name, first in zip(robots, slots):
         move, turn = _robot_place(first, three_d)
-        out.sub(1, Msg().stamp(1).string(2, WORLD).string(3, name).sub(4, move).sub(5, turn))
+        out.sub(1, world_entity(name).sub(4, move).sub(5, turn))
     return out
 
 
