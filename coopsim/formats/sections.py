@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Mapping
 
 from ..model.errors import CoopsimError, FileFormatError
 from ..model.files import PathLike, open_regular
+from ..model.limits import FIELDS, first_problem
 
 
 #: Largest file read, bytes; anything bigger is not a hand-written world or scenario.
@@ -332,3 +333,19 @@ def split_sections(text: str, path: PathLike, rules: Mapping[str, Rule], ext: st
         raise FileFormatError(path, 0, "empty file (only comments and blank lines)")
     _close(sections[-1], path, rules)
     return sections
+
+
+def within(*labels: str):
+    """A whole-key check: each value within the range of its field (same sentence as /sim)."""
+    def check(values) -> None:
+        why = first_problem(zip(labels, values if isinstance(values, tuple) else (values,)))
+        if why:
+            raise Bad(why)
+    spans = list(dict.fromkeys(FIELDS[label].span() for label in labels))
+    check.rule = f"each {spans[0]}" if len(spans) == 1 and len(labels) > 1 else "; ".join(
+        f"{label.split()[-1]} {FIELDS[label].span()}" for label in labels) if len(spans) > 1 \
+        else spans[0]
+    return check
+
+
+POSITION = fixed(("x", "y", "z"), number, within("position x", "position y", "position z"))
