@@ -156,7 +156,6 @@ def external_spec(words: list[str]) -> ExternalSpec:
 
 # --- the tables: which sections hold which keys ---------------------------------------------------
 
-_XYZ = ("x", "y", "z")
 _OBJECT_KEYS = {
     "type": Key(pick("shape", SHAPES), required=True,
                 doc="in 2D a box is length x width turned by theta; a cylinder or sphere is a "
