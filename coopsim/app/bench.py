@@ -98,23 +98,6 @@ def swarm_scenario(n: int, seed: int = 0, dt: float = 0.02,
                         name=f"swarm{n}")
 
 
-def timed_block(stepper: Stepper, rng: np.random.Generator, steps: int) -> float:
-    """Mean time (ms) of ``steps`` ticks of a :func:`swarm_scenario` run, a new random action
-    (each value uniform in -0.2..0.5: wheel speeds, m/s, for the reference robot) for every
-    robot each 50 steps: the block the overhead benchmarks (recording, Foxglove, ROS 2)
-    alternate with and without what they measure."""
-    motions = motion_plan(stepper)
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        if stepper.snapshot.step % 50 == 0:
-            for name, label, module, params in motions:
-                action = rng.uniform(-0.2, 0.5, len(module.action_fields))
-                stepper.slots.put(name, label, module.from_action(action, params),
-                                  attach=False)
-        stepper.tick()
-    return (time.perf_counter() - t0) / steps * 1000
-
-
 def motion_plan(stepper: Stepper) -> list[tuple]:
     """(robot, motion module label, it as a Learnable, the robot's values of its parameters) of
     every robot of the run that has a motion module (``Learnable.action_fields``), in snapshot

@@ -77,6 +77,13 @@ def ports_option(fn):
 def check(files: tuple[str, ...]) -> None:
     """Validate .world, .scenario and .sweep FILES without running them. A relative FILE that
     is not in the current folder is looked for among the bundled files, as ``run`` does."""
+    _checked(files)
+    click.echo(f"{len(files)} file(s) OK")
+
+
+def _checked(files) -> None:
+    """Check FILES (a bundled file by its relative name, as ``run`` finds it); exit 2 with
+    their errors on stderr."""
     from ..formats.check import check as check_files
     from ..model.bundled import resolve
 
@@ -85,7 +92,6 @@ def check(files: tuple[str, ...]) -> None:
         click.echo(line, err=True)
     if errors:
         sys.exit(EXIT_BAD_INPUT)
-    click.echo(f"{len(files)} file(s) OK")
 
 
 @main.command(name="list")
@@ -93,15 +99,9 @@ def check(files: tuple[str, ...]) -> None:
 def list_(scenarios: tuple[str, ...]) -> None:
     """List robot types and modules with their parameters (and the robot types SCENARIOS
     import from description files)."""
-    from ..formats.check import check as check_files
-    from ..model.bundled import resolve
     from .listing import describe_registries
 
-    errors = check_files([resolve(f) for f in scenarios])  # loading them registers their imported types
-    for line in errors:
-        click.echo(line, err=True)
-    if errors:
-        sys.exit(EXIT_BAD_INPUT)
+    _checked(scenarios)  # loading them registers their imported types
     click.echo(describe_registries())
 
 

@@ -31,15 +31,15 @@ def run_headless(live: Run) -> Verdict:
     except KeyboardInterrupt:  # before watch() took over: stop as it would have
         live.stepper.stop()
         stats = live.stepper.stats()
+    return _say_verdict(stats, live)
+
+
+def _say_verdict(stats, live: Run) -> Verdict:
     snap = live.stepper.snapshot
     click.echo(format_summary(stats, live.scenario, len(snap.robots), snap.rules,
                               ended_line(stats.finished, live),
                               snap.extra.get("engine_warnings", ()), snap.extra.get("diverged"),
                               live.stepper.sim.external.summary()))
-    return _say_verdict(stats, live)
-
-
-def _say_verdict(stats, live: Run) -> Verdict:
     said = verdict(stats.finished or "", live)
     if said.text():
         click.echo(said.text())
@@ -177,11 +177,6 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
                 viewer.wait(5.0)
             except subprocess.TimeoutExpired:
                 viewer.kill()
-    snap = live.stepper.snapshot
-    click.echo(format_summary(stats, live.scenario, len(snap.robots), snap.rules,
-                              ended_line(stats.finished, live),
-                              snap.extra.get("engine_warnings", ()), snap.extra.get("diverged"),
-                              live.stepper.sim.external.summary()))
     return _say_verdict(stats, live)
 
 

@@ -16,27 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.bundled import install_hint
 from ..model.errors import CoopsimError
 from ..model.plugins import MODULES
 from ..model.snapshot import rule_metrics
 from ..replay.player import recorded_steps
+from .analyze import pyplot
 
 POINTS = 4000  # samples kept per series
 MAX_ROBOTS = 12  # rows of robots.png when no robot is named
-INSTALL = install_hint("plot") + "  (or: pip install matplotlib)"
-
-
-def pyplot():
-    try:
-        import matplotlib
-    except ImportError:
-        raise CoopsimError(f"coopsim plot needs matplotlib, which is not installed: "
-                           f"{INSTALL}") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 class Series:

@@ -82,7 +82,7 @@ def export_command(file, out, metrics_out, fox_out, ros2_out=None,
 def _export_csv(rec, out: str, metrics_out: str | None) -> None:
     """The CSV export of an open recording (and its metrics beside it)."""
     from ..recording.metrics import export_metrics_csv, metric_names
-    from ..recording.reader import export_csv
+    from ..recording.csvexport import export_csv
 
     with _whole_file(out) as stream:
         try:
@@ -140,7 +140,8 @@ def plot_command(file, out, robots) -> None:
     from pathlib import Path
 
     from ..recording.reader import Recording
-    from .plot import plot_recording, pyplot
+    from .analyze import pyplot
+    from .plot import plot_recording
 
     pyplot()  # a missing matplotlib is said before the recording is read
     folder = Path(out) if out else Path(file).with_name(Path(file).stem + "-plots")

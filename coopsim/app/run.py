@@ -17,7 +17,8 @@ from .controllers import Controllers, apply_overrides, controller_specs
 from ..model.errors import NotAllowedError, SimulationError
 from ..model.metrics import format_metrics
 from ..model.plugins import default_engine
-from ..formats.files import check_engine, load, scenario_from_world
+from ..formats.enginecheck import check_engine
+from ..formats.files import load, scenario_from_world
 from ..formats.folders import BUNDLED, DataFolders
 from ..model import threads
 from ..model.bundled import resolve
@@ -340,24 +341,11 @@ class Run:
             self.recorder.close()
         if self.controllers is not None:
             self.controllers.stop()
-        if self.foxglove is not None:
-            self.foxglove.close()
-            self.foxglove = None
-        if self.ros2_control is not None:
-            self.ros2_control.close()
-            self.ros2_control = None
-        if self.ros2 is not None:
-            self.ros2.close()
-            self.ros2 = None
-        if self.crtp is not None:
-            self.crtp.close()
-            self.crtp = None
-        if self.gateway is not None:  # before the servers it forwards to
-            self.gateway.close()
-            self.gateway = None
-        if self.network is not None:
-            self.network.close()
-            self.network = None
+        # the gateway before the servers it forwards to
+        for part in ("foxglove", "ros2_control", "ros2", "crtp", "gateway", "network"):
+            if getattr(self, part) is not None:
+                getattr(self, part).close()
+                setattr(self, part, None)
         if getattr(self, "_ports", None) is not None:
             self._ports.__exit__(None, None, None)
             self._ports = None

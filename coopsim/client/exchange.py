@@ -21,8 +21,6 @@ from ..net.protocol import EXCHANGE
 #: What a robot's motion is sent as by ``Robot._send_motion``: the exchange waits while a
 #: person drives the robot as a motion command does
 _AS_MOTION = Command(EXCHANGE, "exchange", kind="motion")
-#: The first protocol version whose robots answer command 6
-EXCHANGE_SINCE = 13
 _new = object.__new__
 
 

@@ -25,11 +25,10 @@ import numpy as np
 from ..model.compiled import jit as _jit
 from ..model.compiled import prange, warmer
 from ..model.threads import kernel_threads
-from ..raycast.jitcast import (CELL_SIZE, JitRayCaster, checked_shapes, contiguous,
-                               static_grids)
+from ..raycast.jitcast import (CELL_SIZE, PARALLEL_MIN, JitRayCaster, checked_shapes,
+                               contiguous, static_grids)
 from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
 
-_PARALLEL_MIN = 4096  # rays below which one thread casts (waking the others costs more)
 _FAN_CHUNK = 16  # robots a thread takes at a time (each casts a whole fan)
 
 
@@ -141,7 +140,7 @@ class CopyCaster(JitRayCaster):
         out = np.empty((n, len(fan)))
         # The run's thread policy (--threads, [SETTINGS] threads): one row per robot, so
         # the same bits for any count.
-        with kernel_threads(out.size, _PARALLEL_MIN, _FAN_CHUNK):
+        with kernel_threads(out.size, PARALLEL_MIN, _FAN_CHUNK):
             copy_fan(poses, self._shift, heading, fan, max_range, radius, groups, self._copy,
                      self.copy_of, self.members.shape[1], self._order, c, out)
         return out

@@ -10,7 +10,7 @@ from gymnasium import spaces
 from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
 from .mapping import AgentMap, LearningError
-from .render import Drawing
+from .render import MODES, Drawing
 
 
 def observation_space(amap: AgentMap, flat: bool) -> spaces.Space:
@@ -75,7 +75,7 @@ class CoopsimEnv(gymnasium.Env):
     nothing). Same seed, same actions -> the same observations, bit for bit.
     """
 
-    metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 30}
+    metadata = {"render_modes": list(MODES), "render_fps": 30}
 
     def __init__(self, scenario, robot: str | None = None, observe=None, flat: bool = False,
                  task=None, engine: str | None = None, render_mode: str | None = None,
@@ -87,12 +87,9 @@ class CoopsimEnv(gymnasium.Env):
         self.flat = flat
         self.observation_space = observation_space(self.amap, flat)
         self.action_space = action_space(self.amap)
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, "
-                             f"got {render_mode!r}")
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.episode.sim.dt)}
-        self._drawing = Drawing(spec, size)
+        self._drawing = Drawing(spec, size, render_mode)
         self._order = None if flat else tuple(self.observation_space.spaces)
         self.closed = False
         self._human = render_mode == "human"

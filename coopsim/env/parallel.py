@@ -10,7 +10,7 @@ from pettingzoo import ParallelEnv
 from ..model.snapshot import metric_values
 from .episode import Episode, load, select_agents
 from .gym import action_space, observation_space, observe, refuse_closed
-from .render import Drawing
+from .render import MODES, Drawing
 
 
 class CoopsimParallelEnv(ParallelEnv):
@@ -27,8 +27,7 @@ class CoopsimParallelEnv(ParallelEnv):
     in the world with its wheels stopped until the next ``reset``.
     """
 
-    metadata = {"name": "coopsim_parallel_v0", "render_modes": ["rgb_array", "human"],
-                "render_fps": 30}
+    metadata = {"name": "coopsim_parallel_v0", "render_modes": list(MODES), "render_fps": 30}
 
     def __init__(self, scenario, robots=None, team: str | None = None, observe=None,
                  flat: bool = False, task=None, engine: str | None = None,
@@ -41,12 +40,9 @@ class CoopsimParallelEnv(ParallelEnv):
         maps = self.episode.maps
         self.observation_spaces = {a: observation_space(maps[a], flat) for a in maps}
         self.action_spaces = {a: action_space(maps[a]) for a in maps}
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, "
-                             f"got {render_mode!r}")
         self.render_mode = render_mode
         self.agents: list[str] = []
-        self._drawing = Drawing(spec, size)
+        self._drawing = Drawing(spec, size, render_mode)
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]

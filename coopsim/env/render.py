@@ -98,12 +98,17 @@ class Raster:
         return img
 
 
+MODES = ("rgb_array", "human")  # the render modes of both environments
+
+
 class Drawing:
     """What an environment's ``render`` and ``close`` do, for the Gymnasium and the PettingZoo
     environment alike: ``rgb_array`` draws a :class:`Raster`; ``human`` serves the run and
     opens the viewer at the first call (:class:`~coopsim.env.viewer.HumanView`)."""
 
-    def __init__(self, spec, size) -> None:
+    def __init__(self, spec, size, mode: str | None = None) -> None:
+        if mode not in (None, *MODES):
+            raise ValueError(f"render_mode must be one of {list(MODES)}, got {mode!r}")
         self.raster = Raster(spec, size)
         self.viewer = None  # the HumanView, once ``human`` rendering started
 

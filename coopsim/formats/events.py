@@ -24,7 +24,7 @@ from dataclasses import replace
 from ..model.errors import FileFormatError
 from ..model.specs import COLORS, EventAction, EventSpec, MetricSpec, MonitorsSpec, TargetSpec
 from ..model.plugins import METRICS
-from .sections import Bad, Key, Section, fixed, number, param_value, real
+from .sections import Bad, Key, Section, about, fixed, number, param_value, real
 
 #: ``ROBOT.MODULE.NAME`` of an event or a sweep axis (MODULE ``driver`` for the driver's).
 DOTTED = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -41,10 +41,8 @@ def _param(key: str, tokens: list, rest: str) -> EventAction:
     if not match:
         raise Bad(f"param name must look like robot.module.name (module 'driver' for the "
                   f"robot's driver), got {tokens[0]!r}")
-    try:
+    with about("param"):
         value = param_value(tokens[1], words=True)
-    except Bad as exc:
-        raise Bad(f"param {exc}") from None
     return EventAction("param", *match.groups(), value=value)
 
 

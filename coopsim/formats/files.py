@@ -20,7 +20,7 @@ from ..model.specs import (FloorSpec, ObjectSpec, RobotSpec, RuleSetting, Scenar
 from ..model.validate import check_events, check_monitors, check_rates, check_robot_spec
 from . import games, maps, scenery
 from .description import described_robot
-from .enginecheck import check_engine  # also imported from here (coopsim.app.run)
+from .enginecheck import check_engine
 from .events import build_events, build_monitors
 from .keys import SCENARIO_RULES, WORLD_RULES
 from .sections import PathLike, Section, read_text, split_sections

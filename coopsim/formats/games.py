@@ -13,7 +13,7 @@ import math
 from ..model.errors import FileFormatError
 from ..model.plugins import ROBOT_TYPES
 from ..model.specs import ZONE_COLORS, FloorSpec, SquadSpec, ZoneSpec, yaw_from_degrees
-from .sections import Bad, PathLike, Section, number
+from .sections import Bad, PathLike, Section, about, number
 
 MAX_VERTICES = 256
 
@@ -24,10 +24,8 @@ def polygon(key: str, tokens: list, rest: str) -> tuple:
         raise Bad(f"polygon needs x y pairs of at least 3 vertices, got {len(tokens)} numbers")
     if len(tokens) > 2 * MAX_VERTICES:
         raise Bad(f"polygon has more than {MAX_VERTICES} vertices")
-    try:
+    with about("polygon"):
         values = [number(t) for t in tokens]
-    except Bad as exc:
-        raise Bad(f"polygon {exc}") from None
     return tuple(zip(values[::2], values[1::2]))
 
 
@@ -36,10 +34,8 @@ def box(key: str, tokens: list, rest: str) -> tuple:
     degrees; returned as its 4 corners."""
     if len(tokens) not in (4, 5):
         raise Bad(f"box needs 4 or 5 values (x y length width [theta]), got {len(tokens)}")
-    try:
+    with about("box"):
         x, y, length, width, *theta = [number(t) for t in tokens]
-    except Bad as exc:
-        raise Bad(f"box {exc}") from None
     if not (length > 0 and width > 0):
         raise Bad(f"box length and width must be > 0, got {length:g} {width:g}")
     yaw = yaw_from_degrees(theta[0] if theta else 0.0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 
-from ..model.limits import FIELDS, field_problem, first_problem, name_problem
+from ..model.limits import FIELDS, field_problem, name_problem
 from ..model.orders import FORMATION_NAMES
 from ..model.specs import (COLORS, DT_RANGE, MODES, SHAPES, ZONE_KINDS, DriverSetting,
                            ExternalSpec, ParamSetting, yaw_from_degrees)
@@ -19,8 +19,8 @@ from . import games
 from .description import ROBOT_KEYS as DESCRIPTION_ROBOT_KEYS
 from .events import EVENT_KEYS, MONITORS_KEYS
 from .scenery import MESH_KEYS, TERRAIN_KEYS
-from .sections import (NUMBER, Bad, Key, Rule, boolean, fixed, integer, number, pick, real,
-                       rest)
+from .sections import (NUMBER, POSITION, Bad, Key, Rule, about, boolean, fixed, integer, number,
+                       pick, real, rest, within)
 from .sections import param_value as _value
 from .task import TASK_KEYS
 
@@ -44,19 +44,6 @@ def _netname(key: str, tokens: list, rest: str) -> str:
     if why:
         raise Bad(why)
     return tokens[0]
-
-
-def _within(*labels: str):
-    """A whole-key check: each value within the range of its field (same sentence as /sim)."""
-    def check(values) -> None:
-        why = first_problem(zip(labels, values if isinstance(values, tuple) else (values,)))
-        if why:
-            raise Bad(why)
-    spans = list(dict.fromkeys(FIELDS[label].span() for label in labels))
-    check.rule = f"each {spans[0]}" if len(spans) == 1 and len(labels) > 1 else "; ".join(
-        f"{label.split()[-1]} {FIELDS[label].span()}" for label in labels) if len(spans) > 1 \
-        else spans[0]
-    return check
 
 
 def _flat(orientation: tuple) -> None:
@@ -86,7 +73,7 @@ _turned.rule = ("phi, psi: -180 to 180 degrees (0 but for a robot from a descrip
                 "theta, the yaw, in degrees: " + FIELDS["yaw"].span())
 
 
-_RGB = fixed(("R", "G", "B"), integer("an integer", lambda v: True), _within(
+_RGB = fixed(("R", "G", "B"), integer("an integer", lambda v: True), within(
     "color R", "color G", "color B"))
 
 
@@ -106,10 +93,8 @@ def _param(key: str, tokens: list, rest: str) -> ParamSetting:
     match = _PARAM.fullmatch(tokens[0])
     if not match:
         raise Bad(f"param name must look like module.name, got {tokens[0]!r}")
-    try:
+    with about("param"):
         return ParamSetting(match.group(1), match.group(2), _value(tokens[1]))
-    except Bad as exc:
-        raise Bad(f"param {exc}") from None
 
 
 def _pairs(tokens: list, what: str) -> tuple:
@@ -120,10 +105,8 @@ def _pairs(tokens: list, what: str) -> tuple:
     for name, tok in zip(tokens[::2], tokens[1::2]):
         if not _KEYWORD.fullmatch(name):
             raise Bad(f"{what} parameter name must be an identifier, got {name!r}")
-        try:
+        with about(f"{what} parameter {name}:"):
             pairs.append((name, _value(tok, words=True)))
-        except Bad as exc:
-            raise Bad(f"{what} parameter {name}: {exc}") from None
     return tuple(pairs)
 
 
@@ -173,21 +156,19 @@ def external_spec(words: list[str]) -> ExternalSpec:
 
 # --- the tables: which sections hold which keys ---------------------------------------------------
 
-_XYZ = ("x", "y", "z")
-_POSITION = fixed(_XYZ, number, _within("position x", "position y", "position z"))
 _OBJECT_KEYS = {
     "type": Key(pick("shape", SHAPES), required=True,
                 doc="in 2D a box is length x width turned by theta; a cylinder or sphere is a "
                 "circle of diameter length (width, and for a sphere height, equal to length)"),
     "size": Key(fixed(("length", "width", "height"), number,
-                      _within("size length", "size width", "size height")), required=True,
+                      within("size length", "size width", "size height")), required=True,
                 doc="m, along the body's x, y and z"),
-    "position": Key(_POSITION, required=True,
+    "position": Key(POSITION, required=True,
                     doc="m; (x, y) on the floor; z: the centre's height on the 3D engines, "
                     "ignored by the 2D ones (files.md, *Frames and units*)"),
     "orientation": Key(fixed(("phi", "psi", "theta"), number, _flat),
                        doc="degrees; default 0 0 0; theta is the yaw, counter-clockwise from +x"),
-    "mass": Key(fixed(("kg",), number, _within("mass")),
+    "mass": Key(fixed(("kg",), number, within("mass")),
                 doc="default 0: static (never moves); > 0: robots can push it"),
     "color": Key(_color, doc="default 150 150 150"),
 }
@@ -200,7 +181,7 @@ _ROBOT_KEYS = {  # type: required unless the robot comes from a description file
                 "is given (then the imported type's name)"),
     "name": Key(_netname, required=True,
                 doc="the robot's network name (its endpoint `/NAME`); unique among the robots"),
-    "position": Key(_POSITION, required=True, doc="m; a ground robot rides on the floor (z "
+    "position": Key(POSITION, required=True, doc="m; a ground robot rides on the floor (z "
                     "ignored); a flyer starts at z; a fixed arm stands on its plate at z"),
     "orientation": Key(fixed(("phi", "psi", "theta"), number, _turned),
                        doc="degrees; default 0 0 0; theta is the yaw, counter-clockwise from +x; "
@@ -278,7 +259,7 @@ _SQUAD_KEYS = {
     "team": Key(_netname, doc="default: the squad plays for no team"),
 }
 _FLOOR_SIZE = fixed(("length", "width", "height"), number,
-                    _within("floor length", "floor width", "floor height"))
+                    within("floor length", "floor width", "floor height"))
 WORLD_RULES = {
     "FLOOR": Rule({"size": Key(_FLOOR_SIZE, required=True)}),
     "WALL": Rule(_OBJECT_KEYS, indexed=True),
@@ -288,7 +269,7 @@ WORLD_RULES = {
 SCENARIO_RULES = {
     "WORLD": Rule({"file": Key(rest("path to a .world file")),  # or a map .yaml alone
                    "map": Key(rest("path to a map image (.png, .pgm) or ROS map .yaml"))}),
-    "TARGET": Rule({c: Key(_POSITION, repeat=True) for c in COLORS},
+    "TARGET": Rule({c: Key(POSITION, repeat=True) for c in COLORS},
                     word="target colour"),
     "ROBOT": Rule(_ROBOT_KEYS, indexed=True),
     "OBJECT": Rule(_SCENARIO_OBJECT_KEYS, indexed=True),

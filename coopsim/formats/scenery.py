@@ -16,20 +16,12 @@ import numpy as np
 
 from ..model import scenery as sc
 from ..model.errors import FileFormatError, NotAllowedError
-from ..model.limits import first_problem
 from . import maps
-from .sections import Bad, Key, PathLike, Section, fixed, number, open_regular, real, rest
+from .sections import (POSITION, Bad, Key, PathLike, Section, fixed, number, open_regular, real,
+                       rest)
 
 MESH_SUFFIXES = (".stl", ".obj")
 IMAGE_SUFFIXES = (".png", ".pgm")
-
-
-def _within(*labels: str):
-    def check(values) -> None:
-        why = first_problem(zip(labels, values))
-        if why:
-            raise Bad(why)
-    return check
 
 
 def _scale(key: str, tokens: list, rest: str) -> tuple:
@@ -49,10 +41,9 @@ def _span(what: str, bounds: tuple[float, float]):
     return real(f"between {lo:g} and {hi:g} m ({what})", lambda v: lo <= v <= hi)
 
 
-_POSITION = fixed(("x", "y", "z"), number, _within("position x", "position y", "position z"))
 MESH_KEYS = {  # and "color", added by coopsim.formats.keys
     "file": Key(rest("an STL or OBJ file, relative to the world file"), required=True),
-    "position": Key(_POSITION, required=True),
+    "position": Key(POSITION, required=True),
     "orientation": Key(fixed(("phi", "psi", "theta"), real(
         "between -360 and 360 degrees", lambda v: -360 <= v <= 360)),
                        doc="about x, then y, then z (fixed axes); all three used; default 0 0 0"),
@@ -63,7 +54,7 @@ TERRAIN_KEYS = {
     "size": Key(fixed(("length", "width", "height"), (
         _span("length", sc.HFIELD_SIZE_RANGE), _span("width", sc.HFIELD_SIZE_RANGE),
         _span("height", sc.HFIELD_HEIGHT_RANGE))), required=True),
-    "position": Key(_POSITION, doc="the field's centre and its black level; default 0 0 0"),
+    "position": Key(POSITION, doc="the field's centre and its black level; default 0 0 0"),
     "base": Key(fixed(("m",), _span("base", sc.HFIELD_BASE_RANGE)),
                 doc="thickness below black; default 0.1"),
     "seen_above": Key(fixed(("m",), real(">= 0 m", lambda v: v >= 0))),

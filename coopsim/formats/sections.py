@@ -13,11 +13,13 @@ from __future__ import annotations
 import errno
 import math
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
 from ..model.errors import CoopsimError, FileFormatError
 from ..model.files import PathLike, open_regular
+from ..model.limits import FIELDS, first_problem
 
 
 #: Largest file read, bytes; anything bigger is not a hand-written world or scenario.
@@ -36,6 +38,15 @@ _WORD = re.compile(r"[A-Za-z0-9_.:/+-]{1,200}")
 
 class Bad(CoopsimError):
     """A value is wrong; the caller knows the file and line and adds them."""
+
+
+@contextmanager
+def about(what: str):
+    """A Bad raised inside says what it is about: ``box`` + ``must be a number`` ..."""
+    try:
+        yield
+    except Bad as exc:
+        raise Bad(f"{what} {exc}") from None
 
 
 
@@ -116,10 +127,8 @@ def fixed(names: tuple, conv, check: Callable | None = None) -> Parse:
             raise Bad(f"{key} needs {count} ({' '.join(names)}), got {len(tokens)}")
         values = []
         for name, tok, one in zip(names, tokens, convs):
-            try:
+            with about(key if len(names) == 1 else f"{key} {name}"):
                 values.append(one(tok))
-            except Bad as exc:
-                raise Bad(f"{key if len(names) == 1 else key + ' ' + name} {exc}") from None
         value = tuple(values) if len(names) > 1 else values[0]
         if check is not None:
             check(value)
@@ -324,3 +333,19 @@ def split_sections(text: str, path: PathLike, rules: Mapping[str, Rule], ext: st
         raise FileFormatError(path, 0, "empty file (only comments and blank lines)")
     _close(sections[-1], path, rules)
     return sections
+
+
+def within(*labels: str):
+    """A whole-key check: each value within the range of its field (same sentence as /sim)."""
+    def check(values) -> None:
+        why = first_problem(zip(labels, values if isinstance(values, tuple) else (values,)))
+        if why:
+            raise Bad(why)
+    spans = list(dict.fromkeys(FIELDS[label].span() for label in labels))
+    check.rule = f"each {spans[0]}" if len(spans) == 1 and len(labels) > 1 else "; ".join(
+        f"{label.split()[-1]} {FIELDS[label].span()}" for label in labels) if len(spans) > 1 \
+        else spans[0]
+    return check
+
+
+POSITION = fixed(("x", "y", "z"), number, within("position x", "position y", "position z"))

@@ -33,8 +33,8 @@ from ..model.specs import DT_RANGE, ScenarioSpec
 from ..model.validate import driver_of, members
 from .events import DOTTED
 from .files import load_scenario
-from .sections import (INT, Bad, Key, Rule, Section, fixed, number, param_value, pick, read_text,
-                       real, rest, split_sections)
+from .sections import (INT, Bad, Key, Rule, Section, about, fixed, number, param_value, pick,
+                       read_text, real, rest, split_sections)
 
 MODES = ("grid", "zip")
 SETTINGS = ("dt", "duration", "engine")  # the [SETTINGS] keys an axis may sweep
@@ -113,10 +113,8 @@ def _words(key: str, tokens: list, rest_: str) -> tuple:
 def _values(key: str, tokens: list, rest_: str) -> tuple:
     if not tokens:
         raise Bad("values needs at least one value (an empty axis sweeps nothing)")
-    try:
+    with about("values:"):
         return tuple(param_value(t, words=True) for t in tokens)
-    except Bad as exc:
-        raise Bad(f"values: {exc}") from None
 
 
 def _range(key: str, tokens: list, rest_: str) -> tuple:

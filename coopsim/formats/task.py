@@ -16,7 +16,7 @@ from dataclasses import replace
 from ..model.errors import ScenarioError
 from ..model.task import OPERATORS, EndTerm, RewardTerm, TaskSpec
 from ..model.validate import members
-from .sections import Bad, Key, Section, fixed, number, real
+from .sections import Bad, Key, Section, about, fixed, number, real
 
 _IDENT_FIRST = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 
@@ -31,10 +31,8 @@ def _reward(key: str, tokens: list, rest: str) -> RewardTerm:
     """``reward WEIGHT METRIC [ROBOT]``."""
     if len(tokens) not in (2, 3):
         raise Bad(f"reward needs 2 or 3 values (weight metric [robot]), got {len(tokens)}")
-    try:
+    with about("reward weight"):
         weight = number(tokens[0])
-    except Bad as exc:
-        raise Bad(f"reward weight {exc}") from None
     return RewardTerm(weight, _metric_name(tokens[1]), tokens[2] if len(tokens) == 3 else "")
 
 
@@ -47,10 +45,8 @@ def _terminate(key: str, tokens: list, rest: str) -> EndTerm:
                   f"got {len(tokens)}")
     if tokens[1] not in OPERATORS:
         raise Bad(f"terminate operator must be one of {' '.join(OPERATORS)}, got {tokens[1]!r}")
-    try:
+    with about("terminate value"):
         value = number(tokens[2])
-    except Bad as exc:
-        raise Bad(f"terminate value {exc}") from None
     return EndTerm(_metric_name(tokens[0]), tokens[1], value)
 
 

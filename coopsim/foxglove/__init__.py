@@ -29,9 +29,9 @@ def require_sdk(what: str):
 
 
 def make_channel(sdk, context, topic):
-    """An SDK channel for a :class:`~coopsim.foxglove.scene.Topic` in ``context``: protobuf
+    """An SDK channel for a :class:`~coopsim.foxglove.topics.Topic` in ``context``: protobuf
     with the SDK's own ``foxglove.*`` schema, or JSON with the topic's JSON schema."""
-    from .scene import json_schema
+    from .topics import json_schema
 
     if topic.schema:
         schema = getattr(sdk.messages, topic.schema).get_schema()

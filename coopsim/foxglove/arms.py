@@ -24,8 +24,8 @@ import numpy as np
 from ..model.arm import ArmSpec, base_transform, frames
 from ..model.armstate import layout_arms, matrix_quaternions, snapshot_arm_frames
 from .links import LinkFrames
-from .proto import Msg, Slot, Template, color, pose3, quaternion4, vector3
-from .scene import WORLD, Topic
+from .proto import Msg, Slot, Template, color, pose3, quaternion4, vector3, world_entity
+from .topics import Topic
 
 SCENE_ARMS = Topic("/scene/arms", "SceneUpdate", (
     "every step, when the layout has robots with a 3D arm: per arm the pedestal "
@@ -115,14 +115,14 @@ class ArmScene:
         out = []
         d = 2 * arm.base_radius
         first = rest[1, :3, 3]
-        pedestal = _entity(f"arm/{name}/base")
+        pedestal = world_entity(f"arm/{name}/base")
         pedestal.sub(10, Msg().sub(1, self._place(0, along(np.zeros(3), first)))
                      .sub(2, vector3(d, d, max(float(np.linalg.norm(first)), 1e-3)))
                      .double(3, 1.0).double(4, 1.0).sub(5, color(BASE_COLOR)))
         out.append(pedestal)
         for i, link in enumerate(arm.links):
             w = 2 * link.radius
-            entity = _entity(f"arm/{name}/{link.key}")
+            entity = world_entity(f"arm/{name}/{link.key}")
             entity.sub(9, Msg().sub(1, self._place(i + 1, np.eye(4)))
                        .sub(2, vector3(1.2 * w, 1.2 * w, 1.2 * w)).sub(3, color(JOINT_COLOR)))
             # the next joint (or the tool) in this joint's frame: fixed by the arm's geometry
@@ -134,7 +134,7 @@ class ArmScene:
             out.append(entity)
         if arm.gripper is not None:
             g = arm.gripper
-            entity = _entity(f"arm/{name}/gripper")
+            entity = world_entity(f"arm/{name}/gripper")
             for side in (-1.0, 1.0):
                 local = np.eye(4)
                 local[:3, 3] = (0.0, side * g.stroke / 2, -g.length / 2)
@@ -174,8 +174,3 @@ def _relative(f: np.ndarray) -> np.ndarray:
     out[:, :3, 3] = np.einsum("nij,nj->ni", back, pos[1:] - pos[:-1])
     out[:, 3, 3] = 1.0
     return out
-
-
-def _entity(ident: str) -> Msg:
-    """A SceneEntity in the world frame, stamped each frame."""
-    return Msg().stamp(1).string(2, WORLD).string(3, ident)

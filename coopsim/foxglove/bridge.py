@@ -23,8 +23,9 @@ from .arms import SCENE_ARMS, TF_ARMS, ArmScene
 from .images import image_messages
 from .scans import Scans
 from .scenery import LOCAL_MESHES
-from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
-                    log_message, metric_messages, pose_topic, state_json)
+from .scene import Scene
+from .topics import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Topic, log_message,
+                     metric_messages, pose_topic, state_json)
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,9 @@ from .arms import ArmScene
 from .layout import layout_json
 from .images import image_messages
 from .scans import Scans
-from .scene import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Scene, Topic,
-                    log_message, metric_messages, pose_topic, state_json)
+from .scene import Scene
+from .topics import (EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, TF, EventLog, Topic, log_message,
+                     metric_messages, pose_topic, state_json)
 
 # bytes of messages per chunk. The writer keeps an index entry per chunk, with an offset per
 # channel (a hundred robots: a hundred channels) until the file is finished: the SDK's default

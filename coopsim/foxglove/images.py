@@ -19,7 +19,7 @@ import numpy as np
 
 from ..model.images import camera_mount, fresh, optical_pose
 from .proto import Msg, quaternion4, timestamp, vector3
-from .scene import Topic
+from .topics import Topic
 
 
 #: Each camera image's frame: the robot's frame -> ``<robot>/camera3d`` (FrameTransforms)

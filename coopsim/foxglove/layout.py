@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 
-from .scene import EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, WORLD, metric_topic
+from .proto import WORLD
+from .topics import EVENTS, SCENE_BODIES, SCENE_WORLD, STATE, metric_topic
 
 
 def layout_json(metrics: list[str]) -> str:

@@ -141,10 +141,12 @@ def timestamp(ns: int) -> Msg:
     return Msg().uint(1, ns // 1_000_000_000).uint(2, ns % 1_000_000_000)
 
 
-def yaw_quaternion(yaw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(z, w) of the quaternions of turns by ``yaw`` rad about the vertical axis."""
-    half = np.asarray(yaw, dtype=float) * 0.5
-    return np.sin(half), np.cos(half)
+WORLD = "world"  # the root frame
+
+
+def world_entity(ident: str) -> Msg:
+    """A SceneEntity in the world frame, stamped each frame."""
+    return Msg().stamp(1).string(2, WORLD).string(3, ident)
 
 
 class Template:

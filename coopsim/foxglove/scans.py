@@ -23,7 +23,7 @@ import numpy as np
 from ..model.capabilities import LaserScanner, capability, draw_hint
 from ..model.plugins import MODULES
 from .proto import Msg, pose, timestamp, varint
-from .scene import Topic
+from .topics import Topic
 
 
 @dataclass

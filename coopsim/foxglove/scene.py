@@ -23,16 +23,11 @@ from ..model.capabilities import draw_hint
 from ..model.plugins import MODULES
 from ..model.polygons import ear_indices
 from ..model.snapshot import quat_matrices, yaw_quats
-from .proto import (Msg, Slot, Template, color, pose, pose3, quaternion, quaternion4, vector3,
-                    yaw_quaternion)
+from .proto import (WORLD, Msg, Slot, Template, color, pose, pose3, quaternion, quaternion4,
+                    vector3, world_entity)
 from .links import link_entities
 from .scenery import scenery_entities
-# the topics and the non-scene messages live in topics.py; imported from here as before
-from .topics import (EVENTS, JSON_SCHEMAS, SCENE_BODIES, SCENE_WORLD, STATE, TF,  # noqa: F401
-                     EventLog, Topic, json_schema, log_message, metric_messages, metric_topic,
-                     pose_topic, state_json)
 
-WORLD = "world"  # the root frame
 ROBOT_HEIGHT = 0.1  # m: the drawn height of a robot's body
 TARGET_REACH = 0.5  # m: radius of the disc drawn around a target (at_target's default radius)
 RAY_COLOR = (255, 120, 30)
@@ -137,7 +132,7 @@ class _Bodies:
         h = self._handle(i)
         r = float(robot.get("radius", 0.2))
         rgb = robot.get("color", (200, 200, 200))
-        entity = _entity(f"robot/{robot['name']}")
+        entity = world_entity(f"robot/{robot['name']}")
         rotors = _rotor_count(layout, robot) if self.three_d else 0
         rotorcraft = rotors > 0
         if rotorcraft:
@@ -216,7 +211,7 @@ class _Bodies:
     def _object(self, body: int, obj: dict) -> Msg:
         h = self._handle(body)
         size = list(obj.get("size", (0.5, 0.5, 0.5))) + [0.5] * 3
-        entity = _entity(f"object/{obj['name']}")
+        entity = world_entity(f"object/{obj['name']}")
         centre = 0.0 if self.objects3d else float(obj.get("z", size[2] / 2))
         prim = Msg().sub(1, self._pose(h, centre))
         prim.sub(2, vector3(*size[:3]))
@@ -228,7 +223,7 @@ class _Bodies:
         return entity.sub(field, prim)
 
     def _part(self, body: int, part: dict) -> Msg:
-        entity = _entity(f"part/{part['name']}")
+        entity = world_entity(f"part/{part['name']}")
         rgb = part.get("color", (150, 150, 150))
         for shape in part.get("shapes", ()):
             off = list(shape.get("offset", (0.0, 0.0))) + [0.0, 0.0]
@@ -265,10 +260,10 @@ class _Bodies:
         if self.three_d:
             return _instances3d(snap, bodies, self._body, self._off, self.objects3d)
         c, s = np.cos(b[:, 2]), np.sin(b[:, 2])
-        qz, qw = yaw_quaternion(b[:, 2])
+        q = yaw_quats(b[:, 2])  # w, x, y, z
         ox, oy = self._off[:, 0], self._off[:, 1]
-        return np.column_stack((b[:, 0] + c * ox - s * oy, b[:, 1] + s * ox + c * oy, qz,
-                                qw)).ravel()
+        return np.column_stack((b[:, 0] + c * ox - s * oy, b[:, 1] + s * ox + c * oy, q[:, 3],
+                                q[:, 0])).ravel()
 
     def values(self, snap) -> np.ndarray:
         out = [self._instances(snap)]
@@ -310,48 +305,36 @@ def _instances3d(snap, bodies: np.ndarray, body: np.ndarray, off: np.ndarray,
     return np.column_stack((world, q[:, 1:4], q[:, 0])).ravel()
 
 
-def _entity(ident: str) -> Msg:
-    """A SceneEntity in the world frame, stamped each frame."""
-    return Msg().stamp(1).string(2, WORLD).string(3, ident)
+def _declared(layout: dict, label: str, key: str):
+    """Module ``label``'s ``draw`` hint or ``fields``: the layout's, else this process's
+    registry's (None for neither)."""
+    value = ((layout.get("modules") or {}).get(label) or {}).get(key)
+    if value is None and label in MODULES:
+        kind = MODULES.get(label)
+        value = draw_hint(kind) if key == "draw" else kind.fields
+    return value
 
 
 def _ray_modules(layout: dict, robot: dict) -> list[tuple[str, np.ndarray]]:
     """(module label, ray angles) of each module of ``robot`` drawn as rays (a module's
     ``draw`` hint of kind ``rays``, from the layout or this process's registry)."""
-    out = []
-    described = layout.get("modules") or {}
-    for label in robot.get("modules") or ([] if described else _registered_rays()):
-        hint = (described.get(label) or {}).get("draw")
-        if hint is None and label in MODULES:
-            hint = draw_hint(MODULES.get(label))
-        if hint and hint.get("kind") == "rays":
-            out.append((label, np.asarray(hint["angles"], dtype=float)))
-    return out
+    labels = robot.get("modules") or ([] if layout.get("modules") else _registered_rays())
+    return [(label, np.asarray(hint["angles"], dtype=float)) for label in labels
+            if (hint := _declared(layout, label, "draw") or {}).get("kind") == "rays"]
 
 
 def _led_modules(layout: dict, robot: dict) -> list[tuple[str, int]]:
     """(module label, number of LEDs) of each module of ``robot`` drawn as LEDs (a ``draw``
     hint of kind ``leds``: one sphere per column on the robot's ring)."""
-    out = []
-    described = layout.get("modules") or {}
-    for label in robot.get("modules") or ():
-        hint = (described.get(label) or {}).get("draw")
-        if hint is None and label in MODULES:
-            hint = draw_hint(MODULES.get(label))
-        if hint and hint.get("kind") == "leds":
-            out.append((label, len(hint["columns"])))
-    return out
+    return [(label, len(hint["columns"])) for label in robot.get("modules") or ()
+            if (hint := _declared(layout, label, "draw") or {}).get("kind") == "leds"]
 
 
 def _rotor_count(layout: dict, robot: dict) -> int:
     """How many rotors ``robot`` has: the propeller speeds ``w1``, ``w2``... its modules'
     declared fields report (docs/robots.md: a rotor module's reading); 0 for no rotorcraft."""
-    described = layout.get("modules") or {}
     for label in robot.get("modules") or ():
-        fields = (described.get(label) or {}).get("fields")
-        if fields is None and label in MODULES:
-            fields = MODULES.get(label).fields
-        fields, count = set(fields or ()), 0
+        fields, count = set(_declared(layout, label, "fields") or ()), 0
         while f"w{count + 1}" in fields:
             count += 1
         if count >= 2:
@@ -370,7 +353,7 @@ def _world_update(layout: dict) -> Msg:
     """The still scene: the floor, the zones (``[ZONE_n]``), and each target."""
     floor = layout.get("floor") or {}
     length, width = float(floor.get("length", 10.0)), float(floor.get("width", 10.0))
-    entity = _entity("floor").sub(8, Msg().sub(1, pose(0.0, 0.0, -0.005, 0.0, 1.0))
+    entity = world_entity("floor").sub(8, Msg().sub(1, pose(0.0, 0.0, -0.005, 0.0, 1.0))
                                   .sub(2, vector3(length, width, 0.01))
                                   .sub(3, color((70, 70, 75))))
     update = Msg().sub(1, Msg().uint(2, 1)).sub(2, entity)
@@ -378,7 +361,7 @@ def _world_update(layout: dict) -> Msg:
         update.sub(2, _zone(zone))
     for t in layout.get("targets", ()):
         rgb = t.get("rgb", (230, 40, 40))
-        mark = _entity(f"target/{t.get('index', 0)}")
+        mark = world_entity(f"target/{t.get('index', 0)}")
         for d, h, alpha in ((2 * TARGET_REACH, 0.004, 0.25), (0.3, 0.02, 1.0)):
             mark.sub(10, Msg().sub(1, pose(t["x"], t["y"], h / 2, 0.0, 1.0))
                      .sub(2, vector3(d, d, h)).double(3, 1.0).double(4, 1.0)
@@ -399,7 +382,7 @@ def _zone(zone: dict) -> Msg:
     ``kind`` in the entity's metadata."""
     rgb = zone.get("color", (60, 120, 220))
     vertices = [(float(v[0]), float(v[1])) for v in zone.get("polygon", ())]
-    entity = _entity(f"zone/{zone.get('name', '')}")
+    entity = world_entity(f"zone/{zone.get('name', '')}")
     entity.sub(6, Msg().string(1, "kind").string(2, str(zone.get("kind", ""))))
     if len(vertices) < 3:
         return entity
@@ -430,7 +413,7 @@ def _transforms(robots: list[str], slots: list[int], three_d: bool = False) -> M
     out = Msg()
     for name, first in zip(robots, slots):
         move, turn = _robot_place(first, three_d)
-        out.sub(1, Msg().stamp(1).string(2, WORLD).string(3, name).sub(4, move).sub(5, turn))
+        out.sub(1, world_entity(name).sub(4, move).sub(5, turn))
     return out
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..model.scenerydoc import mesh_triangles
 from ..model.scenery import rotation
-from .proto import Msg, color, pose
+from .proto import Msg, color, pose, world_entity
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +48,6 @@ def scenery_entities(layout: dict, specs: dict | None = None) -> list[Msg]:
     return out
 
 
-def _entity(ident: str) -> Msg:
-    return Msg().stamp(1).string(2, "world").string(3, ident)
-
-
 def _triangles(points: np.ndarray, rgb, alpha: float = 1.0) -> Msg:
     """A TriangleListPrimitive in the world frame of the (3 n, 3) corners ``points``, m."""
     rec = np.zeros(len(points), _POINT)
@@ -73,7 +69,7 @@ def _mesh(doc: dict, spec) -> Msg:
             log.warning("mesh %s drawn as its outline: %s", spec.name, exc)
     if points is None:
         points = prism(doc.get("outline", ()), doc.get("bottom", 0.0), doc.get("top", 0.0))
-    entity = _entity(f"mesh/{doc.get('name', '')}")
+    entity = world_entity(f"mesh/{doc.get('name', '')}")
     entity.sub(6, Msg().string(1, "file").string(2, str(doc.get("file", ""))))
     return entity.sub(12, _triangles(points, doc.get("color", (150, 150, 150))))
 
@@ -97,7 +93,7 @@ def prism(outline, bottom: float, top: float) -> np.ndarray:
 def _terrain(doc: dict) -> Msg:
     """The terrain: two triangles per cell of the document's grid, at its heights."""
     grid = np.asarray(doc.get("grid", ()), dtype=float)
-    entity = _entity("terrain")
+    entity = world_entity("terrain")
     if grid.ndim != 2 or min(grid.shape) < 2 or len(doc.get("size", ())) < 2:
         return entity  # a damaged document: nothing to draw
     length, width = float(doc["size"][0]), float(doc["size"][1])

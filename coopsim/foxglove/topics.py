@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ..model.plugins import timed_events
 from ..model.snapshot import rule_metrics
-from .proto import Msg
+from .proto import Msg, timestamp
 
 
 @dataclass(frozen=True)
@@ -107,11 +107,7 @@ def metric_messages(snap) -> list[tuple[Topic, bytes]]:
 
 def log_message(ns: int, text: str, name: str = "coopsim.events") -> bytes:
     """A foxglove.Log at INFO level."""
-    return bytes(Msg().sub(1, _stamp(ns)).uint(2, 2).string(3, text).string(4, name).data)
-
-
-def _stamp(ns: int) -> Msg:
-    return Msg().uint(1, ns // 1_000_000_000).uint(2, ns % 1_000_000_000)
+    return bytes(Msg().sub(1, timestamp(ns)).uint(2, 2).string(3, text).string(4, name).data)
 
 
 class EventLog:

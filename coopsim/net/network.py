@@ -13,9 +13,10 @@ import threading
 
 import zmq
 
+from .hubconns import raise_fd_limit
 from .nameserver import NameServer
 from .posechannel import PoseChannel
-from .robothub import RobotHub, raise_fd_limit
+from .robothub import RobotHub
 from .security import ClientKeys, ServerKeys, guarded
 from .simserver import SimServer
 from .squads import SquadServer

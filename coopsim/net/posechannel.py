@@ -22,10 +22,10 @@ import time
 import zmq
 
 from ..model.errors import NotAllowedError, ProtocolError
-from ..sim.external import SPREAD, arrivals  # noqa: F401 -- SPREAD: the bound, documented
+from ..sim.external import arrivals
 from . import protocol as p
 from .protocol import HELLO, Command, Message, PoseCommand
-from .robothub import identify
+from .hubconns import identify
 from .server import Server, forget_closed, recv_request, split_request
 
 #: The channel's commands: the robot is the text.

@@ -39,7 +39,7 @@ from .imagereads import ImageReads, Rendering
 from .offload import Offload
 from .hubreads import Reads, only_reads
 from .hubwait import FdWait
-from .hubconns import Routes, _Descriptors, _fd_limit, identify, raise_fd_limit  # noqa: F401
+from .hubconns import Routes, _Descriptors, _fd_limit, identify
 from .exchange import reply_wire
 from .robotport import Later, Reply, RobotPort
 from .server import answer_errors, decoded, forget_closed, recv_request, split_request

@@ -280,11 +280,3 @@ def split_envelope(frames: list[bytes]) -> tuple[list[bytes], list[bytes]]:
         if frames[i] == b"":
             return frames[:i + 1], frames[i + 1:]
     return frames[:1], frames[1:]
-
-
-def ask(socket: zmq.Socket, request: Message, timeout: float = 2.0) -> Message:
-    """Send one request on a REQ/DEALER socket and wait for its reply (helper for servers)."""
-    socket.send(request.to_wire())
-    if not socket.poll(int(timeout * 1000)):
-        raise ProtocolError(p.TIMEOUT, f"no reply within {timeout:g} s")
-    return Message.from_wire(socket.recv(), max_bytes=None)

@@ -406,7 +406,7 @@ class SquadServer(Server):
 
     def _owner(self):
         """The Owner the request being served comes from (as a robot's: net/robothub.py)."""
-        from .robothub import identify  # the hub's rule: a Curve key's name, or the connection
+        from .hubconns import identify  # the hub's rule: a Curve key's name, or the connection
 
         return identify(self._caller)
 

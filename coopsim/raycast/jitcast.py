@@ -26,7 +26,7 @@ shape of its own non-zero group; nothing hit gives exactly max_range. This is py
 start and a segment whose line passes through the start.
 
 Threads: one ``prange`` kernel on numba's default threading layer, with the threads the
-project's policy gives (:mod:`coopsim.model.threads`; casts of fewer than ``_PARALLEL_MIN`` rays
+project's policy gives (:mod:`coopsim.model.threads`; casts of fewer than ``PARALLEL_MIN`` rays
 run on the calling thread); each robot's (ray's) distances are its own row: the same bits for any
 count.
 Kernels compile once and are cached on disk (:mod:`coopsim.model.compiled`).
@@ -73,7 +73,7 @@ def as_groups(g, n: int, name: str) -> np.ndarray:
 CELL_SIZE = 1.5
 GATHER = True  # fans: every robot's rays against the shapes around it (jitfan.py), not walks
 _ALL_PAIRS = 16384  # fan casts with up to this many (ray, shape) pairs test them all
-_PARALLEL_MIN = 4096  # rays from which the threads pay (how many: coopsim.model.threads)
+PARALLEL_MIN = 4096  # rays from which the threads pay (how many: coopsim.model.threads)
 _CHUNK = 512  # rows (robots or rays) a thread takes at a time: as fast as a static split
 
 
@@ -297,8 +297,8 @@ class JitRayCaster:
         # Up to 65,536 cells, more than a moving grid's cap: moving shapes within are binned
         # on this geometry, so a few walls must not set the cell size for 10,000 robots.
         shapes = checked_shapes(circles, segments, circle_group, segment_group)
-        many = parallel(len(shapes[0]), _PARALLEL_MIN)
-        with kernel_threads(len(shapes[0]), _PARALLEL_MIN, _CHUNK):
+        many = parallel(len(shapes[0]), PARALLEL_MIN)
+        with kernel_threads(len(shapes[0]), PARALLEL_MIN, _CHUNK):
             self._static = _grid(shapes, self.cell_size, least=1 << 16, many=many)
         self._flat = _flat(shapes)
 
@@ -387,8 +387,8 @@ class JitRayCaster:
         out = np.empty((len(o), k))
         # Rows handed out in chunks, so that when another process holds a core, the threads
         # still running take over the rows of the one preempted.
-        many = parallel(out.size, _PARALLEL_MIN)  # else no parallel launch (~3 us each)
-        with kernel_threads(out.size, _PARALLEL_MIN, _CHUNK):
+        many = parallel(out.size, PARALLEL_MIN)  # else no parallel launch (~3 us each)
+        with kernel_threads(out.size, PARALLEL_MIN, _CHUNK):
             grids = combine(self._static, _grid(moving if fan else checked_shapes(*moving),
                                                 self.cell_size, self._static[0][0],
                                                 many=many), many)

@@ -276,21 +276,29 @@ def _feedback_rows(block: Mapping) -> list:
     return fed
 
 
+def _optional(segment: Sequence[Mapping], key: str, columns: Sequence[Column],
+              what: str) -> np.ndarray | None:
+    """A keyframe segment's optional ``key`` blocks as (F, rows, columns) values, the
+    differences undone; None when it has none (they start and stop only at a keyframe)."""
+    flags = {key in m for m in segment}
+    if flags == {False}:
+        return None
+    if len(flags) > 1:
+        raise RecordingError(f"bad chunk: {what} start or stop without a keyframe")
+    try:
+        q = np.concatenate([_unpack(m[key], len(m["s"]), len(columns)) for m in segment])
+    except ValueError:
+        raise RecordingError(f"bad chunk: the {what} do not match the rows") from None
+    return _undo_differences(q, columns)
+
+
 def _objects_3d(segment: Sequence[Mapping], bodies: np.ndarray) -> np.ndarray | None:
     """(F, M, 7) object poses of a keyframe segment's ``O`` blocks (format 5), or None when
     it has none; x, y come from the bodies' columns (objects first), the quaternions are
     normalized again."""
-    flags = {"O" in m for m in segment}
-    if flags == {False}:
+    three = _optional(segment, "O", OBJECT_3D_COLUMNS, "objects' 3D values")
+    if three is None:
         return None
-    if len(flags) > 1:
-        raise RecordingError("bad chunk: objects' 3D values start or stop without a keyframe")
-    try:
-        q = np.concatenate([_unpack(m["O"], len(m["s"]), len(OBJECT_3D_COLUMNS))
-                            for m in segment])
-    except ValueError:
-        raise RecordingError("bad chunk: the objects' 3D values do not match") from None
-    three = _undo_differences(q, OBJECT_3D_COLUMNS)
     n = three.shape[1]
     if three.shape[0] != bodies.shape[0] or n > bodies.shape[1]:
         raise RecordingError("bad chunk: the objects' 3D values do not match the bodies")
@@ -310,25 +318,14 @@ def _three_d(segment: Sequence[Mapping], robots: np.ndarray, robot_columns) -> t
     """(F, N, 7) poses and (F, N, 6) twists of a keyframe segment's 3D blocks (format 4), or
     (None, None) when it has none; x, y, vx, vy come from the core columns, the quaternions
     are normalized again (quantized to 1e-6 each)."""
-    flags = {"3" in m for m in segment}
-    if flags == {False}:
+    three = _optional(segment, "3", THREE_D_COLUMNS, "3D values")
+    if three is None:
         return None, None
-    if len(flags) > 1:
-        raise RecordingError("bad chunk: 3D values start or stop without a keyframe")
-    try:
-        q = np.concatenate([_unpack(m["3"], len(m["s"]), len(THREE_D_COLUMNS))
-                            for m in segment])
-    except ValueError:
-        raise RecordingError("bad chunk: the 3D values do not match the robots") from None
-    three = _undo_differences(q, THREE_D_COLUMNS)
     if three.shape[:2] != robots.shape[:2]:
         raise RecordingError("bad chunk: the 3D values do not match the robots")
     names = [c.name for c in robot_columns]
     x, y, vx, vy = (robots[..., names.index(n)] for n in ("x", "y", "vx", "vy"))
-    quat = three[..., 1:5]
-    norm = np.linalg.norm(quat, axis=-1, keepdims=True)
-    quat = np.where(norm > 0, quat / np.where(norm > 0, norm, 1.0), (1.0, 0.0, 0.0, 0.0))
-    pose = np.concatenate([np.stack([x, y, three[..., 0]], -1), quat], -1)
+    pose = np.concatenate([np.stack([x, y, three[..., 0]], -1), _unit(three[..., 1:5])], -1)
     twist = np.concatenate([np.stack([vx, vy, three[..., 5]], -1), three[..., 6:9]], -1)
     pose.flags.writeable = twist.flags.writeable = False
     return pose, twist

@@ -26,8 +26,7 @@ from mcap.records import Message as McapMessage
 from . import format as rf
 from ..model.errors import RecordingError
 from ..model.metrics import format_summary, rule_summaries
-from .csvexport import (CSV_HEADER, CSV_HEADER_3D, REQUIRED_COLUMNS,  # noqa: F401 - the
-                        export_csv, wrap_yaw)  # reader's names since the CSV export began
+from .csvexport import REQUIRED_COLUMNS
 from .damage import Damage, check_blocks, summary
 from .index import read_attachment, read_chunk, read_index
 

@@ -25,7 +25,7 @@ from .player import MODE, MODE_INDEX, Player
 from ..net.protocol import Command, Message
 from ..recording.reader import Recording
 from ..net.server import Server
-from ..net.simserver import list_objects, list_robots, list_targets
+from ..net.simserver import MAX_STEPS, list_objects, list_robots, list_targets
 from ..net.squads import steered
 from ..net.statestream import StatePublisher
 
@@ -73,8 +73,8 @@ class ReplaySimServer(Server):
 
     def _step(self, msg: Message) -> Message:
         n = msg.params[0] if msg.params else 1
-        if not 1 <= n <= 1_000_000:
-            raise ProtocolError(p.OUT_OF_RANGE, f"step count must be 1..1000000, not {n}")
+        if not 1 <= n <= MAX_STEPS:
+            raise ProtocolError(p.OUT_OF_RANGE, f"step count must be 1..{MAX_STEPS}, not {n}")
         self.player.step(n)
         return self._status(msg)
 

@@ -41,7 +41,6 @@ RECIPE = "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
 
 NODE = "coopsim"  # the node's name in the ROS 2 graph (namespace "/")
 TOPIC = "ros_discovery_info"  # a DDS topic name: no "rt/" prefix, it is not a ROS topic
-TYPE = "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_"
 #: The GID Fast DDS 3 gives the participant of an endpoint whose discovery does not name it
 UNKNOWN = bytes(16)
 

@@ -93,12 +93,6 @@ def ros_name(short: str) -> str:
     return f"{pkg}/msg/{name}"
 
 
-def dds_name(short: str) -> str:
-    """``nav_msgs/Odometry`` -> ``nav_msgs::msg::dds_::Odometry_`` (the DDS type name)."""
-    pkg, name = short.split("/")
-    return f"{pkg}::msg::dds_::{name}_"
-
-
 def _dependencies(short: str, out: list[str]) -> list[str]:
     """Every type ``short`` uses, depth first, each once."""
     for line in DEFINITIONS[short].splitlines():

@@ -47,15 +47,7 @@ _HOMES = {
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
 
-__all__ = [
-    "Arbitrator", "Attack", "AvoidCollision", "AvoidLines", "Decision", "Defend", "Drive", "Drop",
-    "FORMATIONS", "Formation", "Gather", "GoTo", "Grid", "Hold", "Idle", "Path", "PathFollower",
-    "PickUp", "Plan", "RespectBorders", "RobotController", "RobotState", "Rotate", "Sequence",
-    "Squad", "SquadGoTo", "Stop", "SwarmError", "assign", "block", "build_grid", "find_path",
-    "circle",
-    "column", "half_circle", "inverse_wedge", "line", "replan", "search", "smooth", "steer",
-    "wedge", "wheel_speeds",
-]
+__all__ = sorted(_HOME)
 
 
 def __getattr__(name: str):

@@ -36,8 +36,6 @@ from .formations import Formation
 from .game import command_of, execute, planning_grid
 from .squad import Squad
 
-ROLES = ("attack", "defend")
-
 
 @dataclass(frozen=True)
 class Side:

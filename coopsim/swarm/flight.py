@@ -35,7 +35,7 @@ accumulator does, then rounded back). Everything else stays floating point.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -439,8 +439,3 @@ def hover(centre: np.ndarray, yaw=0.0) -> np.ndarray:
     ref[:, 0:3] = centre
     ref[:, 9] = yaw
     return ref
-
-
-def gains_with(**changes) -> Gains:
-    """The default :class:`Gains` with ``changes``."""
-    return replace(Gains(), **changes)

@@ -176,8 +176,3 @@ def _with_pickup(squad: Squad, plan: Plan, flag) -> Plan:
     orders[k] = Sequence(tuple(orders[k].commands) + tuple(steps) + (PickUp("flag"),))
     return Plan(tuple(orders), plan.path, plan.turns, plan.slot_of, plan.heading,
                 plan.structure)
-
-
-def wrap(angle: float) -> float:
-    """An angle brought into [-pi, pi), rad."""
-    return (angle + math.pi) % (2 * math.pi) - math.pi

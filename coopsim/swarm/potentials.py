@@ -125,19 +125,6 @@ def _repulsion(p: np.ndarray, obstacles: np.ndarray, law: SphereLaw) -> np.ndarr
     return np.einsum("nm,nmk->nk", mag / np.maximum(d, 1e-9), rel)
 
 
-def sphere_start(n: int, law: SphereLaw, rng: np.random.Generator,
-                 spread: float = 0.6) -> np.ndarray:
-    """(n, 3) start positions on the floor's plane at hover height: a grid under the sphere,
-    ``law.spacing`` apart, jittered by up to ``spread`` of it (seeded), at z = 0.
-
-    The formation then has to climb onto the sphere and spread over it."""
-    side = int(np.ceil(np.sqrt(n)))
-    k = np.arange(n)
-    grid = np.column_stack(((k % side) - (side - 1) / 2, (k // side) - (side - 1) / 2))
-    grid = grid * law.spacing + rng.uniform(-spread, spread, (n, 2)) * law.spacing * 0.3
-    return np.column_stack((grid + np.asarray(law.centre[:2]), np.zeros(n)))
-
-
 def sphere_errors(p: np.ndarray, law: SphereLaw) -> tuple[float, float]:
     """(mean |distance to the sphere's surface|, smallest distance between two robots), m: how
     well a formation sits on the sphere and keeps apart."""

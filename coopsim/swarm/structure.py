@@ -37,7 +37,7 @@ import numpy as np
 from .errors import SwarmError
 from .follower import Drive, wrap
 from .narrowing import fit
-from .slotlaw import KeepGains, control_squads, law  # noqa: F401 -- their home was here
+from .slotlaw import KeepGains, law
 
 PULL_EVERY = 0.05  # m: the slots are narrowed again each time the structure moved this far
 # A slot nearer than this is not checked for an obstacle in between: the robot and its slot

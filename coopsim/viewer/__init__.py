@@ -91,11 +91,6 @@ def lower_priority() -> None:
         pass
 
 
-def has_display() -> bool:
-    """True when a window can be opened (X11 or Wayland display set)."""
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
 def quit_on_signals() -> None:
     """Make SIGTERM and SIGINT close the window cleanly (exit 0), even during start-up.
 

@@ -17,11 +17,11 @@ import numpy as np
 from ..model.arm import MAX_JOINTS
 from ..model.armstate import ANGLE_COLUMNS, arm_world_frames, layout_arms
 from .geometry import Layer, disc, rgba
+from .view3d_bodies import FINGER
 
 LINK_COLOR = (235, 140, 40)  # an industrial arm's orange
 JOINT_COLOR = (45, 45, 50)
 BASE_COLOR = (110, 110, 120)
-FINGER = 0.012  # m: a gripper finger's drawn half-width
 
 
 def band(a: np.ndarray, b: np.ndarray, half: np.ndarray) -> np.ndarray:

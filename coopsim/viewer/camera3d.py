@@ -14,11 +14,12 @@ import math
 
 import numpy as np
 
+from .camera import ZOOM_STEP  # the distance factor per wheel notch
+
 FOV = math.radians(45.0)  # vertical field of view
 MIN_PITCH, MAX_PITCH = math.radians(-10.0), math.radians(89.5)
 MIN_DISTANCE, MAX_DISTANCE = 0.05, 5000.0  # m
 ORBIT_RATE = 0.008  # rad per px dragged
-ZOOM_STEP = 1.15  # distance factor per wheel notch
 OFF_SCREEN = (-1e6, -1e6)  # where a point behind the eye is "drawn"
 
 

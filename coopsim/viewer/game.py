@@ -111,7 +111,6 @@ class SquadPanel:
         self.selected: str | None = None
         self.formation = ""  # "" = the squad's own
         self.outcome = Outcome()
-        self.last_text = ""  # the text of the last order sent
 
     def squads(self) -> list[dict]:
         """The run's squads (the layout's ``squads``)."""
@@ -163,7 +162,6 @@ class SquadPanel:
         if order is None:
             self.outcome.fail("select a squad in the Squads panel first")
             return
-        self.last_text = order.text
         future = self.ui.link.submit("/squads", 2, order.text, data=order.data)
         self.outcome.start(future, f"sent: {order.text} "
                                    + " ".join(f"{v:.2f}" for v in order.data))

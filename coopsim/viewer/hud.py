@@ -12,7 +12,7 @@ import os
 from imgui_bundle import imgui
 
 from ..model.plugins import timed_events
-from ..model.snapshot import RT_BREAK, realtime_broken, realtime_words  # noqa: F401
+from ..model.snapshot import realtime_broken, realtime_words
 from .connection import LOAD_TIMEOUT
 from .flight import AIRBORNE, altitude_text
 from .forms import Request, speed_request

@@ -76,7 +76,24 @@ class Manager:
         raise NotImplementedError
 
     def _buttons(self) -> None:
+        """Insert / Update / Remove: each sends ``_request(verb)``, then calls ``_inserted`` or
+        ``_removed`` where the manager has one."""
+        for verb in ("insert", "update", "remove"):
+            if verb != "insert":
+                imgui.same_line()
+            done = verb.rstrip("e") + "ed"
+            if self.ui.button(f"{verb.capitalize()}##{self.key}", f"{self.key}.{verb}"):
+                self.ui.submit(lambda verb=verb: self._request(verb), self.outcome,
+                               self._said(done), getattr(self, f"_{done}", None))
+
+    def _request(self, verb: str) -> Request:
         raise NotImplementedError
+
+    def _said(self, done: str) -> str:
+        return f"{done} {self.values['name']}"
+
+    def _inserted(self, _reply) -> None:
+        self.values["name"] = _next_name(self.values["name"])
 
 
 class ObjectManager(Manager):
@@ -116,22 +133,10 @@ class ObjectManager(Manager):
         _, self.color = imgui.color_edit3("color##object.color", self.color,
                                           imgui.ColorEditFlags_.no_inputs)
 
-    def _buttons(self) -> None:
-        shape = SHAPES[self.shape]
-        if self.ui.button("Insert##object", "object.insert"):
-            self.ui.submit(lambda: object_request("insert", self.values, shape, self.color),
-                           self.outcome, f"inserted {self.values['name']}", self._inserted)
-        imgui.same_line()
-        if self.ui.button("Update##object", "object.update"):
-            self.ui.submit(lambda: object_request("update", self.values, shape, self.color),
-                           self.outcome, f"updated {self.values['name']}")
-        imgui.same_line()
-        if self.ui.button("Remove##object", "object.remove"):
-            self.ui.submit(lambda: Request("remove_object", name(self.values)), self.outcome,
-                           f"removed {self.values['name']}")
-
-    def _inserted(self, _reply) -> None:
-        self.values["name"] = _next_name(self.values["name"])
+    def _request(self, verb: str) -> Request:
+        if verb == "remove":
+            return Request("remove_object", name(self.values))
+        return object_request(verb, self.values, SHAPES[self.shape], self.color)
 
 
 class RobotManager(Manager):
@@ -182,22 +187,11 @@ class RobotManager(Manager):
         _, self.color = imgui.color_edit3("color##robot.color", self.color,
                                           imgui.ColorEditFlags_.no_inputs)
 
-    def _buttons(self) -> None:
+    def _request(self, verb: str) -> Request:
+        if verb == "remove":
+            return Request("remove_robot", name(self.values))
         rtype = self._types()[min(self.type, len(self._types()) - 1)]
-        if self.ui.button("Insert##robot", "robot.insert"):
-            self.ui.submit(lambda: robot_request("insert", self.values, rtype, self.color),
-                           self.outcome, f"inserted {self.values['name']}", self._inserted)
-        imgui.same_line()
-        if self.ui.button("Update##robot", "robot.update"):
-            self.ui.submit(lambda: robot_request("update", self.values, rtype, self.color),
-                           self.outcome, f"updated {self.values['name']}")
-        imgui.same_line()
-        if self.ui.button("Remove##robot", "robot.remove"):
-            self.ui.submit(lambda: Request("remove_robot", name(self.values)), self.outcome,
-                           f"removed {self.values['name']}")
-
-    def _inserted(self, _reply) -> None:
-        self.values["name"] = _next_name(self.values["name"])
+        return robot_request(verb, self.values, rtype, self.color)
 
 
 class TargetManager(Manager):
@@ -233,24 +227,19 @@ class TargetManager(Manager):
         self.ui.mark("target.color")
         self.ui.fields("target", self.values, self._labels)
 
-    def _buttons(self) -> None:
+    def _request(self, verb: str) -> Request:
+        if verb == "remove":
+            if self.index is None:
+                raise FormError("", "choose the target to remove in the list first")
+            return Request("remove_target", params=(self.index,))
         color = TARGET_COLORS[self.color]
-        if self.ui.button("Insert##target", "target.insert"):
-            self.ui.submit(lambda: target_request("insert", self.values, color), self.outcome,
-                           f"inserted a {color} target")
-        imgui.same_line()
-        if self.ui.button("Update##target", "target.update"):
-            self.ui.submit(lambda: target_request("update", self.values, color, self.index),
-                           self.outcome, f"updated target {self.index}")
-        imgui.same_line()
-        if self.ui.button("Remove##target", "target.remove"):
-            self.ui.submit(self._remove, self.outcome, f"removed target {self.index}",
-                           self._removed)
+        return target_request(verb, self.values, color, None if verb == "insert" else self.index)
 
-    def _remove(self) -> Request:
-        if self.index is None:
-            raise FormError("", "choose the target to remove in the list first")
-        return Request("remove_target", params=(self.index,))
+    def _said(self, done: str) -> str:
+        return (f"inserted a {TARGET_COLORS[self.color]} target" if done == "inserted"
+                else f"{done} target {self.index}")
+
+    _inserted = None  # the form keeps its values for the next target
 
     def _removed(self, _reply) -> None:
         self.index = None

@@ -54,10 +54,15 @@ def _reference(command: str) -> str:
     return text.split(f"\n## coopsim {command}\n", 1)[1].split("\n## ", 1)[0]
 
 
-def test_the_docs_name_the_extra_plot_needs():
+def test_the_docs_name_the_extra_plot_needs(monkeypatch):
     """``coopsim plot`` without matplotlib names the ``plot`` extra; docs/foxglove.md too."""
-    from coopsim.app.plot import INSTALL
-    extra = re.search(r"\[(\w+)\]", INSTALL)[1]
+    from coopsim.app.plot import pyplot
+    from coopsim.model.errors import CoopsimError
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # not installed: its import fails
+    with pytest.raises(CoopsimError) as said:
+        pyplot()
+    extra = re.search(r"\[(\w+)\]", str(said.value))[1]
     text = (ROOT / "docs" / "foxglove.md").read_text()
     assert f"'coopsim[{extra}]'" in text and f"'.[{extra}]'" in text
 

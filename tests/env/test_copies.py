@@ -6,7 +6,6 @@ as the world backend, the same bits for any thread count, and the world backend 
 from __future__ import annotations
 
 import logging
-import math
 import os
 import subprocess
 import sys
@@ -22,9 +21,7 @@ from coopsim.env.batch import BatchWorld  # noqa: E402
 from coopsim.env.copies import CopyBatch, batch_world  # noqa: E402
 from coopsim.env.mapping import ActionError, LearningError  # noqa: E402
 from coopsim.model.commands import Command  # noqa: E402
-from coopsim.model.compiled import jit  # noqa: E402
 from coopsim.model.kernel import StateField  # noqa: E402
-from coopsim.model.module import Module  # noqa: E402
 from coopsim.model.params import ParamSpec  # noqa: E402
 from coopsim.model.plugins import MODULES, ROBOT_TYPES  # noqa: E402
 from coopsim.model.robot_type import Assembly  # noqa: E402
@@ -32,6 +29,7 @@ from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
                                  ScenarioSpec, Settings, WorldSpec)
 from coopsim.plugins.robots.single import Single, chassis  # noqa: E402
 from learnhelpers import ROOT  # noqa: E402
+from tests.sim.test_compose import Ping  # noqa: E402 -- the same kernel, on another view
 
 AVOID = str(ROOT / "scenarios" / "learn_avoid.scenario")
 ID = "coopsim/Scenario-v0"
@@ -186,25 +184,9 @@ def test_a_drives_own_reading_agrees_on_both_backends():
     assert np.abs(oc["motors"][..., :2]).min() > 0  # the wheels driven are read
 
 
-@jit()
-def echo_sense(views, rows, params, state, normals, uniforms, prev, out):
-    """Speed (m/s; ``views[0]`` the velocity), with noise (params: noise m/s) and lost data
-    (lost %), and the fastest so far (its state)."""
-    velocity, fastest, seen = views[0], state[0], state[1]
-    for k in range(len(rows)):
-        i = rows[k]
-        r = math.hypot(velocity[i, 0], velocity[i, 1])
-        if normals.shape[1]:
-            r += normals[k, 0] * params[k, 0]
-        out[k, 0] = prev[k, 0] if len(uniforms) and uniforms[k] * 100.0 < params[k, 1] else r
-        if not seen[i] or r > fastest[i]:
-            fastest[i] = r
-        seen[i] = True
-        out[k, 1] = fastest[i]
-
-
-class Echo(Module):
-    """A plugin's kind computed by a kernel and nothing else the copies backend knows of."""
+class Echo(Ping):
+    """A plugin's kind computed by a kernel and nothing else the copies backend knows of: the
+    composer test's ``ping`` kernel on the velocity (speed, m/s, and the fastest so far)."""
 
     label = "echo"
     description = "speed, m/s; fastest so far, m/s"
@@ -214,11 +196,6 @@ class Echo(Module):
     fields = ("speed", "fastest")
     state_fields = (StateField("fastest"),)
     kernel_views = ("velocity",)
-    kernel_sense = echo_sense
-
-    @classmethod
-    def noise_draws(cls, p):
-        return 1
 
 
 class EchoBot(Single):

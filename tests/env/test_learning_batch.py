@@ -230,9 +230,9 @@ def test_a_batch_runs_the_same_bits_on_one_and_two_threads():
     """128 copies x 4 robots x 11 sonar rays: 5,632 rays a step, above the copies' fan
     kernel's parallel threshold (4,096), so the second process splits them over 2 threads;
     copies end and reset on the way."""
-    from coopsim.env.batchcast import _PARALLEL_MIN
+    from coopsim.env.batchcast import PARALLEL_MIN
 
-    assert 128 * 4 * 11 >= _PARALLEL_MIN
+    assert 128 * 4 * 11 >= PARALLEL_MIN
     one, two = (_digest_in_process(t, 128, 30) for t in (1, 2))
     assert len(one) == 64 and one == two
 @pytest.mark.parametrize("robot", [AGENTS, "r1"])

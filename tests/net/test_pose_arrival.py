@@ -102,7 +102,7 @@ def test_a_200_hz_burst_read_late_on_the_robots_own_endpoint_is_not_a_flood_eith
 
 
 def test_arrivals_are_spread_since_the_socket_was_last_empty_within_the_bound():
-    from coopsim.net.posechannel import SPREAD, arrivals
+    from coopsim.sim.external import SPREAD, arrivals
 
     assert arrivals(10.0, 10.1, 1) == [10.1]
     assert arrivals(10.0, 10.1, 4) == pytest.approx([10.025, 10.05, 10.075, 10.1])

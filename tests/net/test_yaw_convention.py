@@ -23,7 +23,8 @@ from coopsim.model.snapshot import wrap_angle
 from coopsim.net import protocol as p
 from coopsim.net.protocol import Message
 from coopsim.net.statestream import decode_state
-from coopsim.recording.reader import Recording, export_csv
+from coopsim.recording.csvexport import export_csv
+from coopsim.recording.reader import Recording
 from coopsim.replay.servers import Replay
 
 from helpers import box, robot, scenario

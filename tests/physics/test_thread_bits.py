@@ -29,7 +29,7 @@ from coopsim.sim.simulation import Simulation
 
 sim = Simulation(swarm_scenario(10_000, seed=5), engine="kinematic", caster=make_caster("jit"))
 stepper = driving(sim, "lockstep", 5)
-assert 10_000 >= kinematic_kernels.PARALLEL_MIN and 110_000 >= jitcast._PARALLEL_MIN
+assert 10_000 >= kinematic_kernels.PARALLEL_MIN and 110_000 >= jitcast.PARALLEL_MIN
 digest = hashlib.sha256()
 for step in range(12):
     if step == 6:  # a jam: half the robots driven into their neighbours

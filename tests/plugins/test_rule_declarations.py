@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from coopsim.foxglove.scene import EventLog
+from coopsim.foxglove.topics import EventLog
 from coopsim.model.driver import Rule
 from coopsim.model.plugins import RULES, reference_type, timed_events
 from coopsim.model.snapshot import metric_values

@@ -19,7 +19,8 @@ from coopsim.recording import format as rf
 from coopsim.recording.encoding import FrameEncoder
 from coopsim.model.errors import RecordingError
 from coopsim.recording.index import read_chunk, read_index
-from coopsim.recording.reader import CSV_HEADER, Recording, export_csv, format_info
+from coopsim.recording.csvexport import CSV_HEADER, export_csv
+from coopsim.recording.reader import Recording, format_info
 
 from helpers import box
 from rechelpers import record

@@ -21,7 +21,8 @@ pytest.importorskip("mujoco")
 from coopsim.formats.files import load  # noqa: E402
 from coopsim.model.snapshot import quat_matrices, zyx_euler  # noqa: E402
 from coopsim.recording import format as rf  # noqa: E402
-from coopsim.recording.reader import CSV_HEADER, Recording  # noqa: E402
+from coopsim.recording.csvexport import CSV_HEADER  # noqa: E402
+from coopsim.recording.reader import Recording  # noqa: E402
 from coopsim.replay.player import recorded_steps  # noqa: E402
 
 from fxclient import protobuf_class  # noqa: E402

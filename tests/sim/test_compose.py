@@ -32,18 +32,16 @@ from tests.sim.test_fused import _columns, _same
 
 @jit()
 def ping_sense(views, rows, params, state, normals, uniforms, prev, out):
-    """Range to the origin (m) and the farthest range so far (its state), with noise on the
-    range and lost data (params: noise m, lost %)."""
+    """The length of ``views[0]``'s (x, y) (here the pose's: range to the origin, m; the copies
+    test's ``echo`` reads the velocity) and the longest so far (its state), with noise and lost
+    data (params: noise, lost %)."""
     pose, farthest, seen = views[0], state[0], state[1]
     for k in range(len(rows)):
         i = rows[k]
         r = math.hypot(pose[i, 0], pose[i, 1])
         if normals.shape[1]:
             r += normals[k, 0] * params[k, 0]
-        if len(uniforms) and uniforms[k] * 100.0 < params[k, 1]:
-            out[k, 0] = prev[k, 0]
-        else:
-            out[k, 0] = r
+        out[k, 0] = prev[k, 0] if len(uniforms) and uniforms[k] * 100.0 < params[k, 1] else r
         if not seen[i] or r > farthest[i]:
             farthest[i] = r
         seen[i] = True

@@ -199,7 +199,7 @@ def _copy_structure(one):
 def test_control_squads_drives_every_squad_as_each_squads_control_all(grid):
     """The squad_follow driver's one call for all squads gives each squad's members the wheel
     speeds of that squad's own call, and moves each structure as that call does."""
-    from coopsim.swarm.structure import control_squads
+    from coopsim.swarm.slotlaw import control_squads
 
     squads, groups = [], []
     rng = np.random.default_rng(5)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from coopsim.client import Client
-from coopsim.viewer.hud import RT_BREAK, status_parts
+from coopsim.model.snapshot import RT_BREAK
+from coopsim.viewer.hud import status_parts
 
 from test_viewer import Sim, connected, frame, pump, screenshot, viewer_for  # noqa: F401
 from test_viewer_game import SCENARIO

@@ -23,7 +23,8 @@ from ...swarm.arbitrator import Decision, RobotController
 from ...swarm.behaviours import AvoidCollision, RobotState
 from ...swarm.errors import SwarmError
 from ...swarm.follower import steer_all
-from ...swarm.structure import Track, control_squads
+from ...swarm.slotlaw import control_squads
+from ...swarm.structure import Track
 
 if TYPE_CHECKING:
     from ...swarm.formations import Formation
