@@ -23,7 +23,9 @@ draws each kind's block of the step's noise inside the call (counter-based:
 :func:`coopsim.model.noise_kernels.fill_block`, the bits the plain path's one draw gives) and
 runs every sensing kind's ``kernel_sense``, with the views the core computes for one kind
 (``clock``; ``full_state``; ``below``, cast by the engine's kernel inside the call where the
-engine has one, else before it through the engine's access, as the plain path does). A kind with Python code only is a stage before or
+engine has one, else before it through the engine's access, as the plain path does; the arm
+kinds' ``arm``, ``arm_chain``, ``wrench`` and ``held``, read before it through the engine's
+access: :mod:`coopsim.model.armviews`). A kind with Python code only is a stage before or
 after the calls (:mod:`coopsim.sim.fused`) and never demotes the others.
 
 Same results: the calls run the kernels the plain path runs (the base ``Module`` runs a
