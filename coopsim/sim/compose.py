@@ -411,6 +411,10 @@ class ComposedPass:
         handed to the engine's access, and the engine's own step. True: the step stays
         composed. ``dry``: only compile what the step calls (:meth:`prepare`)."""
         engine = sim.world.engine
+        if not self.entries and not self.in_call:  # no kind acts by a kernel (the arms:
+            if not dry:  # the joints' plans are a stage): the engine's own step alone
+                engine.step(sim.dt)
+            return True
         side = engine.fused() if self.in_call else None
         arrays = side.arrays(sim.dt) if side is not None else None
         contact = _NO_CONTACT
