@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from ..model.armviews import NO_ARMS
 from ..model.capabilities import Learnable, capability, kernel_of
 from ..model.kernel import KindState, param_matrix
 from ..model.plugins import METRICS, MODULES
@@ -179,7 +180,7 @@ class CopyKinds:
         """The arrays a composed call takes first (coopsim.sim.compose.BASE) of ``batch``."""
         s = batch._shared
         return (batch.state, s["radius"], s["axle"], s["group"], _NO_3D, _NO_3D, _NO_CLOCK,
-                batch.contact, self.dt, self.targets)
+                batch.contact, self.dt, self.targets, NO_ARMS)
 
     def act(self, batch) -> None:
         """The acting kind's ``kernel_actuate`` over the copies' rows (its commands: the

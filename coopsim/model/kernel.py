@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import armviews
+
 
 @dataclass(frozen=True)
 class StateField:
@@ -369,14 +371,33 @@ def underside(state3d: np.ndarray, rows: np.ndarray, reach: np.ndarray, physics)
     return np.minimum(np.maximum(dist[:, 0] - below, 0.0), reach)
 
 
+def _arm_views(frame, name: str) -> object:
+    """The arm kinds' view ``name`` (:mod:`coopsim.model.armviews`) of every robot of
+    ``frame``, made once a frame (``arm`` and ``wrench`` read through ``frame.physics``)."""
+    memo = getattr(frame, "memo", None)
+    key = "kernel." + name
+    found = memo.get(key) if memo is not None else None
+    if found is None:
+        names = frame.names or tuple(range(len(frame.pose)))
+        found = armviews.views(frame.physics, names, (name,),
+                               (getattr(frame, "extra", None) or {}).get("held"),
+                               getattr(frame, "objects", ()))[armviews.NAMES.index(name)]
+        if memo is not None:
+            memo[key] = found
+    return found
+
+
 #: The views the core computes for one kind before its kernel runs, beyond the frame's arrays
 #: (name -> maker(frame, module, rows, p)): ``clock`` (2,) float64 the time of the step (s)
 #: and its length dt (s); ``full_state`` (N, 13) every robot's STATE3D, the planar state on
 #: the floor on a 2D engine (:func:`floor_state`); ``below`` (len(rows),) m from each body's
 #: underside down its -z axis to what is below, up to the kind's ``max_range`` parameter
 #: (:func:`underside`), (0,) on an engine that does not cast rays in 3D -- indexed by k, not
-#: by ``rows[k]``. Every one read-only.
-COMPUTED = {"clock": _clock, "full_state": _full_state, "below": _below}
+#: by ``rows[k]``; the arm kinds' ``arm``, ``arm_chain``, ``wrench`` and ``held``, a row per
+#: robot (:mod:`coopsim.model.armviews`). Every one read-only.
+COMPUTED = {"clock": _clock, "full_state": _full_state, "below": _below,
+            **{name: (lambda frame, module, rows, p, name=name: _arm_views(frame, name))
+               for name in armviews.NAMES}}
 VIEWS = (*VIEWS, *COMPUTED)
 
 

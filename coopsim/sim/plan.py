@@ -6,8 +6,8 @@ module kinds that act (those with commands that some robot carries: their rows a
 arrays) and the kinds that sense (:meth:`coopsim.sim.sensing.Sensors.plan`: rows, parameter
 arrays, whether a rate masks their rows, the noise each draws), and whether the step is
 composed (the kinds' kernels in one compiled call each side of the physics:
-:mod:`coopsim.sim.compose`) or one fused compiled call (:mod:`coopsim.sim.fused`), with the
-kinds of Python code as stages before and after it, or the plain path. A kind that declares compiled kernels
+:mod:`coopsim.sim.compose`, chosen by :mod:`coopsim.sim.fused`), with the kinds of Python
+code as stages before and after it, or the plain path. A kind that declares compiled kernels
 (:class:`~coopsim.model.capabilities.ModuleKernel`) is computed by them on every path (the base
 ``Module`` runs them). On the plain path the core
 makes a number of Python calls that grows with the module kinds of the world, never with its robots:
@@ -40,13 +40,12 @@ class StepPlan:
             ``values`` its parameter arrays on those rows, ``every`` whether every robot does
             (its command table is then handed over without a gather).
         sensing: The sensing plan's entries (:meth:`coopsim.sim.sensing.Sensors.plan`).
-        fused: The pass the step takes (:func:`coopsim.sim.fused.choose`: the composed
-            calls of the kinds' kernels, :mod:`coopsim.sim.compose`, or a fused pass), or
-            None: the plain path, one call per kind per phase.
-        path: Which path and why, one line: ``composed (gps, compass, ...)`` or ``fused
-            (rotors, imu, ...)``, with ``+ stages (x, ...)`` when kinds of Python code run
-            around it, or ``plain (module 'x' has a rate and no fused pass)`` (``coopsim run``
-            prints it once).
+        fused: The composed step the step takes (:func:`coopsim.sim.fused.choose`: the
+            calls of the kinds' kernels, :mod:`coopsim.sim.compose`), or None: the plain
+            path, one call per kind per phase.
+        path: Which path and why, one line: ``composed (gps, compass, ...)``, with ``+
+            stages (x, ...)`` when kinds of Python code run around it, or ``plain (module 'x'
+            has a rate)`` (``coopsim run`` prints it once).
         before: The acting entries of the kinds the call leaves out (run before it).
         after: The sensing entries of the kinds the call leaves out (measured after it).
         phases: :data:`PHASES`.

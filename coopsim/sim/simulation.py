@@ -235,12 +235,9 @@ class Simulation:
         # (the external robots' tracks read, not its __bool__: no Python call a step)
         self._fusing = plan.fused is not None and not self.external.tracks and plan.fused.ready()
         self.actuated = {}
-        if self._fusing:  # the fused pass acts inside the physics phase's one call, or
-            act = getattr(plan.fused, "act", None)  # before an engine's own step (armmujoco)
-            if plan.before:  # the acting kinds no pass computes: stages before its call
+        if self._fusing:  # the composed step acts inside the physics phase's call
+            if plan.before:  # the acting kinds with no kernel: stages before its call
                 self._act(plan.before)
-            if act is not None:
-                act(self)
             return
         self._act(plan.actuators)
 

@@ -72,6 +72,14 @@ def frame(physics, time=0.0, dt=0.01, extra=None, state3d=None) -> Frame:
                  time=time, state3d=state3d)
 
 
+def read(module, frame) -> np.ndarray:
+    """``module``'s noiseless reading of every robot of ``frame`` (its kernel, as the plain
+    sensing phase runs it)."""
+    n = len(frame.pose)
+    return module.measure(frame, np.arange(n), {}, np.zeros((n, len(module.fields))),
+                          np.random.default_rng(0))
+
+
 def run(physics, commands, steps: int, dt=0.01, extra=None, t0=0.0):
     """Actuate ``steps`` steps with the stored ``commands`` (one row per arm); the set points
     of each step ((steps, MAX_JOINTS) for one arm)."""
@@ -253,7 +261,7 @@ def test_a_cleared_command_drops_the_plan():
 
 def test_joints_reads_angles_rates_and_torques_and_records_the_angles():
     physics = Physics([MH5, LWA])
-    out = Joints.sense(frame(physics), np.arange(2), {}, None)
+    out = read(Joints, frame(physics))
     assert out.shape == (2, 22) and out[0, 0] == 6 and out[1, 0] == 7
     assert np.allclose(out[0, 1:7], MH5.start) and out[0, 7] == 0.0
     assert [c.name for c in Joints.columns] == [f"arm_q{j}" for j in range(1, 8)]
@@ -270,13 +278,13 @@ def test_the_tool_reading_is_the_models_forward_kinematics_on_its_base():
     state[:, 3], state[:, 6] = math.cos(yaw / 2), math.sin(yaw / 2)
     physics = Physics([IRB120, MOBILE_LWA])
     physics.q[0, :6] = [0.3, 0.2, -0.4, 0.5, 1.0, -0.2]
-    out = Tool.sense(frame(physics, state3d=state), np.arange(2), {}, None)
+    out = read(Tool, frame(physics, state3d=state))
     for i, arm in enumerate((IRB120, MOBILE_LWA)):
         want = world_frames(arm, state[i], physics.q[i, :arm.dof])[-1]
         assert np.allclose(out[i, :3], want[:3, 3])
         from coopsim.model.arm import quat_matrix
         assert np.allclose(quat_matrix(out[i, 3:]), want[:3, :3])
-    pose = Pose.sense(frame(physics, state3d=state), np.arange(2), {}, None)
+    pose = read(Pose, frame(physics, state3d=state))
     assert np.allclose(pose[:, :3], state[:, :3]) and np.allclose(pose[:, 3], yaw)
 
 

@@ -1,6 +1,6 @@
 """The ``tool`` reading's compiled forward kinematics (coopsim.model.armkernel): the same bits
 as its Python source (what runs without numba), the numpy chain it replaces to within 1e-12,
-and a mixed world of arm kinds read per kind."""
+and a mixed world of arm kinds read row by row by the kind's kernel (armkernels)."""
 
 from __future__ import annotations
 
@@ -54,13 +54,34 @@ def test_half_turns_read_a_unit_quaternion():
     assert np.allclose(got[:, :3], pos, atol=1e-12)
 
 
-def test_mixed_arm_kinds_are_grouped_once_per_tuple():
-    arms = (IRB120, None, LWA, IRB120)
-    groups = tool_module._groups(arms)
-    assert [(a.key, at.tolist()) for a, at in groups] == [(IRB120.key, [0, 3]),
-                                                           (LWA.key, [2])]
-    assert tool_module._groups(arms) is groups  # the same tuple: found once
-    assert tool_module._groups((IRB120, IRB120)) == [(IRB120, None)]
+def test_the_tool_kernel_reads_mixed_arm_kinds_row_by_row_as_each_kinds_chain():
+    """``tool``'s kernel over a world of several arm kinds and a robot without an arm (its
+    chain per row: coopsim.model.armviews) gives each kind's forward kinematics bit for bit,
+    and the origin and identity for the robot without one."""
+    from coopsim.model.arm import MAX_JOINTS
+    from coopsim.model.armviews import arm_chain
+    from coopsim.plugins.modules.armkernels import tool_sense
+
+    arms = (IRB120, None, LWA, MH5, IRB120)
+    n = len(arms)
+    arm = np.zeros((n, MAX_JOINTS, 3))
+    state = np.zeros((n, 13))
+    want = np.zeros((n, 7))
+    want[:, 3] = 1.0
+    for r, kind in enumerate(arms):
+        q, s = cases(kind or IRB120, 1, r)
+        state[r] = s[0]
+        if kind is not None:
+            arm[r, :kind.dof, 0] = q[0]
+            want[r] = armkernel.run(*tool_module._constants(kind), s, q)[0]
+    arm[1] = np.nan
+    chain = arm_chain(arms)
+    assert chain[0].tolist() == [6, 0, 7, 6, 6] and arm_chain(arms) is chain  # once a tuple
+    rows = np.arange(n)
+    out = np.empty((n, 7))
+    tool_sense((arm, chain, state), rows, np.zeros((n, 3)), (), np.zeros((n, 0)), np.zeros(0),
+               np.zeros((n, 7)), out)
+    assert out.tobytes() == want.tobytes()
 
 
 def plans(n: int, seed: int) -> tuple[dict, np.ndarray]:

@@ -119,9 +119,6 @@ class MujocoEngine(Access, Engine):
                           "descriptions", "scenery"})
     strict_placement = True  # a body started inside another is thrown out by its contacts
     checks_health = True
-    #: a world of arms takes a fused pass around the step (plugins' armmujoco: MuJoCo's step is
-    #: no kernel a compiled call can call, so it has no fused side of its own)
-    arms_around = True
 
     def __init__(self, floor: FloorSpec) -> None:
         if mujoco is None:

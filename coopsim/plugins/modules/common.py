@@ -118,20 +118,6 @@ class ByName:
                     self.arrays[key][k] = default
 
 
-def sensing_refusal(entry, labels, noise_outside: bool) -> str:
-    """Why a fused pass (armmujoco) cannot compute a sensing entry of the plan
-    (``label, ..., timed, plain, every, k, lossy``), as the plan prints it ("" when it can):
-    ``labels`` are the kinds the pass computes, ``noise_outside`` whether this kind's noise
-    would be drawn outside the pass's kernel."""
-    label, _, _, _, timed, _, every, _, lossy = entry
-    if label not in labels:
-        return f"module '{label}' has no kernel"
-    why = ("has a rate" if timed else "loses readings" if lossy
-           else "is on some robots only" if not every
-           else "draws noise outside a kernel" if noise_outside else "")
-    return f"module '{label}' {why}" if why else ""
-
-
 def row_names(frame, rows) -> tuple:
     """The network names of robots ``rows`` (their rows when the frame has no names)."""
     names = frame.names

@@ -8,11 +8,9 @@ about m g, a push on the fingers as its force. Robots without an arm read 0.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ...model.commands import Command
 from ...model.module import Module
-from .armmujoco import ArmPass
+from . import armkernels
 from .common import lost, noise, rate
 
 
@@ -26,16 +24,5 @@ class Force(Module):
                         doc="fx, fy, fz (N), tx, ty, tz (N m): the wrist's wrench, tool frame"),)
     fields = ("fx", "fy", "fz", "tx", "ty", "tz")
 
-    fused_pass = ArmPass  # the engine's step and the arm's readings in one pass (armmujoco)
-
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        return cls.reading(frame.physics.wrist_wrench(rows))
-
-    @staticmethod
-    def reading(wrench) -> np.ndarray:
-        """(n, 6) the reading of the wrist wrenches ``wrench`` (n, 6: N, N m, tool frame; NaN
-        rows: no arm), the plain path's and the fused pass's (:mod:`.armmujoco`)."""
-        out = np.asarray(wrench, dtype=float)
-        # rows without an arm read 0 (nan_to_num costs more than the test: skip it when clean)
-        return out if np.isfinite(out).all() else np.nan_to_num(out)
+    kernel_views = ("wrench",)  # its reading, noise and lost data: one compiled call
+    kernel_sense = armkernels.force_sense

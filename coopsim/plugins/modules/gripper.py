@@ -18,7 +18,7 @@ from ...model.commands import FAILED, Command
 from ...model.errors import ProtocolError, SimulationError
 from ...model.module import Module
 from ...model.params import ParamSpec
-from .armmujoco import ArmPass
+from . import armkernels
 
 
 class Gripper(Module):
@@ -56,22 +56,8 @@ class Gripper(Module):
                 doc="[held (1 or 0), its mass kg]; text: its name ('' when none)"),
     )
     fields = ("held", "mass")
-    fused_pass = ArmPass  # an arm's step and readings in one pass (armmujoco)
-
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        held = frame.extra.get("held") or {}
-        if not held:  # nothing held by anyone: no look-up per robot
-            return np.zeros((len(rows), 2))
-        # the board is a new mapping whenever a grasp changes (Simulation._sync_layout): the
-        # reading is worked out once per board, robots and rows, not per step
-        key = (id(held), id(frame.names), id(frame.objects), rows.tobytes())
-        last = _LAST.get(cls)
-        if last is None or last[0] != key or last[1] is not held or last[2] is not frame.names \
-                or last[3] is not frame.objects:
-            last = _LAST[cls] = (key, held, frame.names, frame.objects,
-                                 _held(held, frame, rows))
-        return last[4].copy()
+    kernel_views = ("held",)  # the run's held board, made once a grasp (armviews)
+    kernel_sense = armkernels.gripper_sense
 
     @classmethod
     def answer_robot(cls, command, robot, row, text, snap):
@@ -110,20 +96,6 @@ class Gripper(Module):
         except SimulationError as exc:
             raise ProtocolError(FAILED, f"gripper grab: {exc}") from None
         return target
-
-
-_LAST: dict = {}  # the class -> (key, held board, names, objects, reading): the last sense's
-
-
-def _held(held, frame, rows) -> np.ndarray:
-    """(len(rows), 2) held (1 or 0) and the held object's mass (kg; NaN: not found)."""
-    out = np.zeros((len(rows), 2))
-    mass = {o.name: o.mass for o in frame.objects}
-    for k, row in enumerate(rows.tolist()):
-        name = held.get(frame.names[row]) if row < len(frame.names) else None
-        if name is not None:
-            out[k] = 1.0, mass.get(name, math.nan)
-    return out
 
 
 def touched(sim, robot: str, reach: float) -> str | None:

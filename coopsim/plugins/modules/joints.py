@@ -42,7 +42,7 @@ from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
 from ...model.limits import shown
 from ...model.module import Column, Module
-from .armmujoco import ArmPass
+from . import armkernels
 from .common import ByName, row_names
 
 MAX_POINTS = 8  # waypoints of one set_trajectory
@@ -132,25 +132,8 @@ class Joints(Module):
             return _row(VELOCITIES, points=[(0.0, *data)])
         return _row(TRAJECTORY, points=_trajectory(arm, data))
 
-    fused_pass = ArmPass  # the engine's step and the arm's readings in one pass (armmujoco)
-
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        return cls.reading(arm_state(frame, rows), arm_specs(frame, rows))
-
-    @staticmethod
-    def reading(state: np.ndarray, arms: tuple) -> np.ndarray:
-        """(n, 22) the reading of ``arms`` (n ArmSpecs, None: no arm) in ``state`` (n,
-        MAX_JOINTS, 3: angle rad, rate rad/s, torque N m; NaN rows: no arm), the plain path's
-        and the fused pass's (:mod:`.armmujoco`)."""
-        n = len(state)
-        out = np.empty((n, 1 + 3 * MAX_JOINTS))
-        out[:, 1:].reshape(n, 3, MAX_JOINTS)[:] = state.transpose(0, 2, 1)
-        ok = ~np.isnan(state[:, 0, 0])
-        out[:, 0] = np.where(ok, dofs_of(arms), 0.0)
-        if not ok.all():  # rows without an arm read 0
-            np.nan_to_num(out, copy=False)
-        return out
+    kernel_views = ("arm", "arm_chain")  # its reading: one compiled call (armkernels)
+    kernel_sense = armkernels.joints_sense
 
     @classmethod
     def actuate(cls, frame, rows, p, commands):
@@ -254,32 +237,9 @@ class Plans(ByName):
         self.arrays["live"] = self.arrays["live"].astype(bool)
 
 
-def arm_specs(frame, rows) -> list:
-    """The ArmSpec of each robot ``rows`` (None: no arm), once per frame and rows."""
-    key = ("arms", rows.tobytes())
-    if key not in frame.memo:
-        frame.memo[key] = frame.physics.arms(rows)
-    return frame.memo[key]
-
-
-_DOFS: dict = {}  # id of a tuple of ArmSpecs (Access.arms) -> (the tuple, their dofs)
-
-
-def dofs_of(arms: tuple) -> np.ndarray:
-    """(len(arms),) each arm's joint count (0: None), found once for the tuple of arms the
-    engine access gives for a layout's rows (the same tuple every step of a layout)."""
-    held = _DOFS.get(id(arms))
-    if held is None or held[0] is not arms:
-        if len(_DOFS) >= 64:  # tuples of layouts gone
-            _DOFS.clear()
-        held = _DOFS[id(arms)] = (arms, np.array([a.dof if a is not None else 0
-                                                  for a in arms], dtype=float))
-    return held[1]
-
-
 def arm_state(frame, rows) -> np.ndarray:
     """(len(rows), MAX_JOINTS, 3) the arms' angle, rate, torque, once per frame and rows
-    (``joints`` and ``tool`` both read it)."""
+    (the plans' start)."""
     key = ("arm_state", rows.tobytes())
     if key not in frame.memo:
         frame.memo[key] = frame.physics.arm_state(rows)

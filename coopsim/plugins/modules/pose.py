@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ...model.commands import Command
 from ...model.module import Module
-from . import flying, kernels
-from .armmujoco import ArmPass
-from .common import lost, noise, rate, wrap
+from . import armkernels, kernels
+from .common import lost, noise, rate
 
 
 class Gps(Module):
     """Position in the world frame, m."""
 
     label = "gps"
-    fused_pass = ArmPass  # read off the state after an arm's pass (armmujoco)
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "x, y in the world frame, m"
@@ -34,7 +30,6 @@ class Compass(Module):
     """Heading in the world frame, rad."""
 
     label = "compass"
-    fused_pass = ArmPass  # read off the state after an arm's pass (armmujoco)
     described_by = ("wheels", "rotors", "planar")  # description keys giving it (description.mobile)
     mount = "link"  # how a described robot's sensor line mounts it
     description = "yaw in the world frame, rad, counter-clockwise from +x, in (-pi, pi]"
@@ -51,7 +46,6 @@ class Pose(Module):
     """The robot's body in 3D: position (m) and heading (rad), world frame."""
 
     label = "pose"
-    fused_pass = ArmPass  # read off the state after an arm's pass (armmujoco)
     described_by = ("description",)  # every robot from a description file (its root link)
     description = ("x, y, z (m, world frame) and yaw (rad) of the robot's body: an arm's "
                    "pedestal or mobile base (z 0 in a 2D world)")
@@ -60,22 +54,5 @@ class Pose(Module):
                         doc="x, y, z (m, world frame), yaw (rad, counter-clockwise from +x)"),)
     fields = ("x", "y", "z", "yaw")
 
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        if frame.state3d is not None:  # one compiled pass, no gather
-            out = np.empty((len(rows), 4))
-            flying.pose(frame.state3d, np.asarray(rows, dtype=np.int64), out)
-            return out
-        out = np.zeros((len(rows), 4))
-        out[:, :2], out[:, 3] = frame.pose[rows, :2], frame.pose[rows, 2]
-        if frame.state3d is not None:
-            s = frame.state3d[rows]
-            out[:, :3] = s[:, :3]
-            w, x, y, z = s[:, 3], s[:, 4], s[:, 5], s[:, 6]  # yaw of the body's x axis
-            out[:, 3] = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
-        return out
-
-    @classmethod
-    def clip(cls, out, p):
-        out[:, 3] = wrap(out[:, 3])
-        return out
+    kernel_views = ("pose", "state3d")  # its reading, noise, lost data, wrap: one call
+    kernel_sense = armkernels.pose_sense

@@ -32,14 +32,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...model import armkernel
 from ...model.arm import ArmSpec, base_in_world, rpy_matrix
 from ...model.ikkernel import SEEDS, Budget, Solved, chain_constants, solve
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
 from ...model.module import Module
 from ...model.params import ParamSpec
-from .armmujoco import ArmPass
+from . import armkernels
 from .common import rate
 from .joints import DEFAULT_SPEED, positions_row, speed_fraction, start_move
 
@@ -98,33 +97,8 @@ class Tool(Module):
                     "error rad, then the joint angles rad; nothing moves"),
     )
     fields = ("x", "y", "z", "qw", "qx", "qy", "qz")
-    fused_pass = ArmPass  # the engine's step and the arm's readings in one pass (armmujoco)
-
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        from .joints import arm_specs, arm_state
-
-        if frame.state3d is None or not len(rows):
-            return _unarmed(len(rows))
-        return cls.reading(arm_specs(frame, rows), frame.state3d, rows,
-                           arm_state(frame, rows)[:, :, 0])
-
-    @staticmethod
-    def reading(arms: tuple, state3d: np.ndarray, rows: np.ndarray,
-                q: np.ndarray) -> np.ndarray:
-        """(n, 7) the tool points of robots ``rows`` with arms ``arms`` (None: no arm) at
-        angles ``q`` (n, MAX_JOINTS) rad on the bodies of ``state3d`` (N, 13), world frame
-        (the plain path's and the fused pass's, :mod:`.armmujoco`)."""
-        out = None  # made only where some robot has no arm or the arms differ
-        for arm, at in _groups(arms):
-            state = state3d[rows] if at is None else state3d[rows[at]]
-            angles = q[:, :arm.dof] if at is None else q[at, :arm.dof]
-            got = armkernel.run(*_constants(arm), state, angles)
-            if at is None:  # one kind of arm on every robot (the usual)
-                return got
-            out = _unarmed(len(rows)) if out is None else out
-            out[at] = got
-        return _unarmed(len(rows)) if out is None else out
+    kernel_views = ("arm", "arm_chain", "state3d")  # its forward kinematics: one call
+    kernel_sense = armkernels.tool_sense
 
     @classmethod
     def act(cls, command, sim, robot, msg):
@@ -296,36 +270,6 @@ def _too_weak(job: IKJob, q: np.ndarray) -> str:
 # -- batched kinematics --------------------------------------------------------------------------
 
 _CONSTANTS: dict[int, tuple] = {}  # id(arm) -> (arm, its constant matrices)
-_GROUPS: dict[int, tuple] = {}  # id of a tuple of arms (Access.arms) -> (it, its groups)
-
-
-def _unarmed(n: int) -> np.ndarray:
-    """(n, 7) the reading of robots without an arm: the origin, the identity quaternion."""
-    out = np.zeros((n, 7))
-    out[:, 3] = 1.0
-    return out
-
-
-def _groups(arms) -> list[tuple]:
-    """The robots of each kind of arm, as (arm, their indices in ``arms``; None: all of
-    them), found once for the tuple the engine access gives for a layout's rows."""
-    held = _GROUPS.get(id(arms))
-    if held is not None and held[0] is arms:
-        return held[1]
-    first = arms[0] if len(arms) else None
-    if first is not None and all(a is first for a in arms):  # one kind of arm (the usual)
-        groups = [(first, None)]
-    else:
-        found: dict = {}
-        for i, arm in enumerate(arms):
-            if arm is not None:
-                found.setdefault(id(arm), (arm, []))[1].append(i)
-        groups = [(arm, np.array(at, dtype=np.int64)) for arm, at in found.values()]
-    if isinstance(arms, tuple):  # immutable: its groups stay its groups
-        if len(_GROUPS) >= 64:  # tuples of layouts gone
-            _GROUPS.clear()
-        _GROUPS[id(arms)] = (arms, groups)
-    return groups
 
 
 def _constants(arm: ArmSpec) -> tuple:

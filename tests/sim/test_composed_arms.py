@@ -1,10 +1,13 @@
-"""The fused step of arms around MuJoCo's own (coopsim.plugins.modules.armmujoco): a world of
-arms on ``mujoco`` takes the pass (the joints' plan, the engine's step, the readings from one
-read of the arms) and gives the plain path's bits, every snapshot column, with ``arm_pick``
-grabbing and placing, two kinds of arm, joint commands of every kind, and a diverged object;
-a world the pass does not cover keeps the plain path."""
+"""The composed step of arms around MuJoCo's own (coopsim.sim.compose): a world of arms on
+``mujoco`` composes the arm kinds' kernels (``joints``, ``tool``, ``force``, ``gripper``,
+``pose``: coopsim.plugins.modules.armkernels, on the views of coopsim.model.armviews) with the
+joints' plans a stage before the call, and gives the plain path's bits, every snapshot column,
+with ``arm_pick`` grabbing and placing, two kinds of arm, joint commands of every kind, noise,
+and a diverged object; a world with a rate keeps the plain path and says why."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +23,9 @@ from tests.sim.test_fused import _columns, _same  # every snapshot column, compa
 
 pytest.importorskip("mujoco")
 
-PATH = "fused (joints, force, gripper, pose, tool)"
+ROOT = Path(__file__).resolve().parents[2]
+
+PATH = "composed (force, gripper, joints, pose, tool) + stages (joints)"
 PICK = (DriverSetting("arm_pick", (("speed", 1.0),)),)
 
 
@@ -41,7 +46,7 @@ def _arms(types: tuple, dt: float = 0.002, driven: bool = True, params: tuple = 
 
 
 def _run(spec: ScenarioSpec, steps: int, fuse: bool, monkeypatch, each=None) -> tuple:
-    """Every snapshot's columns over ``steps`` ticks, how many took the pass, the path, the
+    """Every snapshot's columns over ``steps`` ticks, how many were composed, the path, the
     steps something was held, and the simulation (``each(sim, k)`` before tick k)."""
     monkeypatch.setattr(fused, "ENABLED", fuse)
     sim = Simulation(spec)
@@ -114,13 +119,35 @@ def test_joint_commands_of_every_kind_give_the_plain_paths_bits(monkeypatch):
     assert np.abs(sim.snapshot.readings["joints"][:, 1:7]).max() > 0.1  # they moved
 
 
-def test_a_world_the_pass_does_not_cover_keeps_the_plain_path(monkeypatch):
+@pytest.mark.slow
+def test_noisy_lossy_arm_readings_give_the_plain_paths_bits(monkeypatch):
+    """Noise and lost data on ``force`` and ``pose`` are drawn inside the composed call from
+    the step's key: the plain path's bits."""
+    params = (ParamSetting("force", "noise", 0.1), ParamSetting("force", "lost", 20.0),
+              ParamSetting("pose", "noise", 0.01))
+    spec = _arms(("irb120", "irb120"), params=params)
+    fast, took, path, _, sim = _run(spec, 300, True, monkeypatch)
+    plain, _, _, _, _ = _run(spec, 300, False, monkeypatch)
+    assert path == PATH and took == 300
+    _same(fast, plain)
+    assert np.abs(sim.snapshot.readings["force"][:, 0]).max() > 1e-3  # the noise is there
+
+
+def test_a_world_with_a_rate_keeps_the_plain_path_and_says_why(monkeypatch):
     monkeypatch.setattr(fused, "ENABLED", True)
-    noisy = Simulation(_arms(("irb120",), params=(ParamSetting("force", "noise", 0.1),)))
-    assert noisy.plan().fused is None
-    assert noisy.step_path == "plain (module 'force' draws noise outside a kernel)"
     timed = Simulation(_arms(("irb120",), params=(ParamSetting("tool", "rate", 100.0),)))
+    assert timed.plan().fused is None
     assert timed.step_path == "plain (module 'tool' has a rate)"
+
+
+def test_a_world_without_arms_says_why_it_is_plain(monkeypatch):
+    """``land_on_rover`` on ``aerial``: its sonar casts in 3D, which a composed call does not
+    (it said the arms' pass missed ``joints``)."""
+    from coopsim.formats.files import load
+
+    monkeypatch.setattr(fused, "ENABLED", True)
+    sim = Simulation(load(str(ROOT / "scenarios" / "land_on_rover.scenario")), engine="aerial")
+    assert sim.step_path == "plain (module 'sonar' casts in 3D)"
 
 
 @pytest.mark.slow
