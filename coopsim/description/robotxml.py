@@ -379,14 +379,18 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
     only binary STL, ``coopsim_ascii_K.stl``; a binary STL over
     :data:`~coopsim.description.collada.ENGINE_FACES` triangles decimated, ``coopsim_stl_K.stl``,
     K counting every binary STL: :func:`big_stl`), COLLADA as binary STL
-    (``coopsim_dae_K.stl``, decimated: :func:`coopsim.description.collada.for_engine`), K
+    (``coopsim_dae_K.stl``, decimated: :func:`coopsim.description.collada.for_engine`), OBJ
+    as binary STL (``coopsim_obj_K.stl``, decimated, cached: :func:`.meshes.obj_as_binary_stl`;
+    one MuJoCo cannot take so stays the OBJ file), K
     counting the files of each kind in sorted order; the compiler options of :data:`URDF_COMPILER`
     (replacing any ``<mujoco>`` element) and the repairs of :mod:`.inertiarepair`."""
-    ascii_names, assets, counts = {}, [], {"dae": 0, "ascii": 0, "stl": 0}
+    ascii_names, assets, counts = {}, [], {"dae": 0, "ascii": 0, "stl": 0, "obj": 0}
     for path in sorted(set(resolved.values())):
         kind, data = "ascii", None
         if path.lower().endswith(".dae"):
             kind, data = "dae", collada.stl_bytes(collada.dae_engine(path))
+        elif path.lower().endswith(".obj"):  # K counts every OBJ
+            kind, data = "obj", obj_as_binary_stl(path)
         else:
             data = ascii_stl_as_binary(path)
             if data is None and path.lower().endswith(".stl"):  # K counts every binary STL

@@ -44,8 +44,9 @@ def _standalone(d: Description):
 def _mesh_files(d: Description) -> dict[str, str]:
     """The names MuJoCo's model gives mesh files -> their names in the document
     (:meth:`~coopsim.description.robot.Description.mesh_names`; a file given from memory,
-    ``coopsim_ascii_K.stl``, ``coopsim_dae_K.stl`` or ``coopsim_stl_K.stl`` of
-    description.robotxml._urdf_text, is the K-th ASCII STL, COLLADA or binary STL file; an
+    ``coopsim_ascii_K.stl``, ``coopsim_dae_K.stl``, ``coopsim_stl_K.stl`` or
+    ``coopsim_obj_K.stl`` of description.robotxml._urdf_text, is the K-th ASCII STL, COLLADA,
+    binary STL or OBJ file; an
     MJCF's ``coopsim_obj_<hash>.stl``, its OBJ file named by its ``<mesh file>``), and
     ("bounds", name) -> the mesh's bounds."""
     paths = sorted({m.path for link in d.links for m in link.meshes})
@@ -53,7 +54,8 @@ def _mesh_files(d: Description) -> dict[str, str]:
     memory = {"coopsim_ascii": [p for p in paths if _ascii_stl(p)],
               "coopsim_dae": [p for p in paths if p.lower().endswith(".dae")],
               "coopsim_stl": [p for p in paths if p.lower().endswith(".stl")
-                              and not _ascii_stl(p)]}
+                              and not _ascii_stl(p)],
+              "coopsim_obj": [p for p in paths if p.lower().endswith(".obj")]}
     for name, _ in d.assets:  # coopsim_<kind>_K.stl: the K-th file of that kind
         kind, _, k = name[:-len(".stl")].rpartition("_")
         if kind in memory and k.isdigit() and int(k) < len(memory[kind]):
