@@ -240,6 +240,12 @@ def _urdf_joint(tree: _Tree, element: ET.Element) -> Joint:
             if lower > upper:
                 raise tree.error(limit, f"joint {name!r}: lower limit {lower:g} is above the "
                                         f"upper {upper:g}")
+            if lower == upper:  # no range: MuJoCo and PyBullet leave the joint unlimited
+                if limit.get("lower") is not None or limit.get("upper") is not None:
+                    tree.notes.append(f"{tree.path}:{tree.line(limit)}: joint {name!r}: "
+                                      f"equal lower and upper limits ({lower:g}): no limit, "
+                                      "as MuJoCo and PyBullet take it")
+                lower, upper = -math.inf, math.inf  # (pybullet's Minitaur's knees)
     return Joint(name, kind, ends[0], ends[1], tuple(a / norm for a in axis), xyz, rpy,
                  lower, upper, speed, effort, tree.line(element))
 
