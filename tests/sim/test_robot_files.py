@@ -1083,3 +1083,50 @@ def test_pybullets_minitaur_stands_as_pybullet_stands_it():
             ours = max(ours, rp._tilt(snap.pose3d[0][3:7]))
     assert ours <= 5.0
     assert snap.pose3d[0][2] == pytest.approx(pos[2], abs=0.01)
+
+
+WORLD_ROOTED = """<robot name="twodofs">
+  <link name="world"/>
+  <joint name="ground_fixed" type="fixed">
+    <origin xyz="0.1 0 0.2" rpy="0 0 -1.5707963"/>
+    <parent link="world"/>
+    <child link="ground"/>
+  </joint>
+  <link name="ground">
+    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  </link>
+  <joint name="J1" type="revolute">
+    <origin xyz="0 0.3 0"/>
+    <parent link="ground"/>
+    <child link="arm"/>
+    <axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="5" velocity="1"/>
+  </joint>
+  <link name="arm">
+    <inertial><mass value="0.5"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+    <visual><geometry><box size="0.05 0.05 0.05"/></geometry></visual>
+  </link>
+</robot>
+"""
+
+
+def test_an_urdf_rooted_on_world_keeps_its_first_joints_origin(tmp_path):
+    # example-robot-data's TwoDofs.urdf: MuJoCo takes its root link "world" for its world, the
+    # first body ("ground") at the fixed joint's origin, turned -90 degrees; the root-pose fix
+    # for MJCF roots dropped that turn too (FK 350 mm / 90 degrees off Pinocchio's)
+    from coopsim.description.robot import DescriptionSpec
+    from coopsim.formats.description import load_description
+    from coopsim.model.linkposes import link_poses
+    from coopsim.physics.mujoco.links import links_document
+
+    (tmp_path / "two.urdf").write_text(WORLD_ROOTED)
+    path = scenario(tmp_path, ["description two.urdf", "name a", "position 1 2 0"])
+    sim = Simulation(load(str(path)))
+    mount, _ = body_pose(sim, "a/ground")
+    arm, _ = body_pose(sim, "a/arm")
+    # the arm 0.3 m along ground's y, which the turn points along the world's +x
+    assert arm - mount == pytest.approx([0.3, 0.0, 0.0], abs=1e-5)
+    doc = links_document(load_description(DescriptionSpec(str(tmp_path / "two.urdf"))))
+    poses = link_poses(doc, (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), {"J1": 0.0})
+    assert poses["ground"][0] == pytest.approx([0.1, 0.0, 0.2], abs=1e-6)
+    assert poses["arm"][0] == pytest.approx([0.4, 0.0, 0.2], abs=1e-6)
