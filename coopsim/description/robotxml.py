@@ -515,25 +515,41 @@ def _first_body(tree: _Tree) -> ET.Element:
 
 
 def _mjcf_obj_assets(tree: _Tree) -> tuple[tuple[str, bytes], ...]:
-    """An MJCF's OBJ meshes as binary STL from memory (:func:`.meshes.obj_as_binary_stl`,
-    named by :func:`~coopsim.description.robot.obj_memory_name`): MuJoCo's compiler parses OBJ
-    text on every compile (robosuite's arms and Spot: tens of MB). Not where a texture may
-    need an OBJ's texture coordinates, nor where the compiler moves mesh paths (meshdir,
-    assetdir); an OBJ that is not all triangles stays an OBJ."""
+    """An MJCF's OBJ meshes, and its binary STL meshes over
+    :data:`~coopsim.description.collada.ENGINE_FACES` triangles, as binary STL from memory,
+    decimated to that (:func:`.meshes.obj_as_binary_stl`, :func:`_engine_stl`; named by
+    :func:`~coopsim.description.robot.obj_memory_name`): MuJoCo's compiler parses OBJ text on
+    every compile (robosuite's arms and Spot: tens of MB) and its compile's CPU grows with
+    the triangles (robosuite's GR1: 437,000 in 33 STL files). Not where the compiler moves
+    mesh paths (meshdir, assetdir), nor an OBJ where a texture may need its texture
+    coordinates; an OBJ that is not all triangles stays an OBJ."""
     compiler = tree.root.find("compiler")
-    if (compiler is not None and (compiler.get("meshdir") or compiler.get("assetdir"))) \
-            or tree.root.find(".//texture") is not None:
+    if compiler is not None and (compiler.get("meshdir") or compiler.get("assetdir")):
         return ()
+    textured = tree.root.find(".//texture") is not None
     out = {}
     for m in tree.root.iter("mesh"):
         file = m.get("file") or ""
-        if file.lower().endswith(".obj") and obj_memory_name(file) not in out:
-            path = file if os.path.isabs(file) else os.path.join(os.path.dirname(tree.path),
-                                                                 file)
+        if obj_memory_name(file) in out:
+            continue
+        path = file if os.path.isabs(file) else os.path.join(os.path.dirname(tree.path),
+                                                             file)
+        data = None
+        if file.lower().endswith(".obj") and not textured:
             data = obj_as_binary_stl(path)
-            if data is not None:
-                out[obj_memory_name(file)] = data
+        elif file.lower().endswith(".stl") and big_stl(path) and not _ascii_stl_file(path):
+            data = _engine_stl(path)
+        if data is not None:
+            out[obj_memory_name(file)] = data
     return tuple(out.items())
+
+
+def _ascii_stl_file(path: str) -> bool:
+    """True when the STL file ``path`` is ASCII (its size is no binary STL's of its count)."""
+    with open(path, "rb") as fh:
+        head = fh.read(84)
+    count = int.from_bytes(head[80:84], "little") if len(head) == 84 else -1
+    return os.path.getsize(path) != 84 + 50 * count
 
 
 class _MjcfRead:

@@ -147,19 +147,30 @@ MJCF_BALL = """<mujoco model="ball_arm">
 """
 
 
-@pytest.mark.parametrize("kind", ["urdf", "mjcf"])
+@pytest.mark.parametrize("kind", ["urdf", "mjcf", "mjcf-stl"])
 def test_an_obj_mesh_reaches_mujoco_from_memory_and_decimated(tmp_path, kind):
-    """An OBJ over the engine's budget, in an URDF or an MJCF, reaches MuJoCo as binary STL
-    from memory decimated as a big STL or COLLADA mesh does (MuJoCo's compile grows with the
-    triangles; robosuite's Sawyer 390,000), its shape kept, and clients are told the file."""
+    """An OBJ over the engine's budget, in an URDF or an MJCF, and an MJCF's big binary STL
+    (named ``./ball.stl``, as robosuite's GR1 names its meshes: MuJoCo's spec drops the
+    ``./``), reach MuJoCo as binary STL from memory decimated as an URDF's big STL or COLLADA
+    mesh does (MuJoCo's compile grows with the triangles; robosuite's Sawyer 390,000, its GR1
+    437,000), the shape kept, and clients are told the file."""
     from coopsim.description import collada
+    from coopsim.description.meshes import obj_as_binary_stl
 
     assert _ball_obj(tmp_path / "ball.obj") > collada.ENGINE_FACES
     if kind == "urdf":
         (tmp_path / "ball.urdf").write_text(ARM.replace(BOX, MESH.format(uri="ball.obj"), 1))
-    else:
+    elif kind == "mjcf":
         (tmp_path / "ball.xml").write_text(MJCF_BALL)
-    model = _world(tmp_path, [("a", f"ball.{kind if kind == 'urdf' else 'xml'}")]
+    else:
+        tris = collada.stl_triangles(obj_as_binary_stl(str(tmp_path / "ball.obj")))
+        full = collada.stl_bytes(collada.stl_triangles(
+            collada.stl_bytes(np.concatenate([tris, tris[:, ::-1]]))))  # 2 x 10,000: big
+        (tmp_path / "ball.stl").write_bytes(full)
+        (tmp_path / "ball.obj").unlink()
+        (tmp_path / "ball.xml").write_text(MJCF_BALL.replace('file="ball.obj"',
+                                                             'file="./ball.stl"'))
+    model = _world(tmp_path, [("a", "ball.urdf" if kind == "urdf" else "ball.xml")]
                    ).world.engine.model
     assert 0 < model.nmeshface <= collada.ENGINE_FACES
     assert _size(model, "a") == pytest.approx(0.2, rel=0.02)
@@ -168,7 +179,8 @@ def test_an_obj_mesh_reaches_mujoco_from_memory_and_decimated(tmp_path, kind):
     from coopsim.physics.mujoco.links import links_document
     name = "ball.urdf" if kind == "urdf" else "ball.xml"
     doc = json.dumps(links_document(load_description(DescriptionSpec(str(tmp_path / name)))))
-    assert '"ball.obj"' in doc and "coopsim_" not in doc  # clients are told the file
+    shown = '"ball.stl"' if kind == "mjcf-stl" else '"ball.obj"'
+    assert shown in doc and "coopsim_" not in doc  # clients are told the file
 
 
 def test_a_mesh_file_read_for_its_bounds_is_not_read_again_for_mujoco(tmp_path, monkeypatch):
