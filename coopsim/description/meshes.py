@@ -77,7 +77,8 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES,
         lo, hi = box(points)
         return MeshInfo(text, count, tuple(map(float, lo)), tuple(map(float, hi)))
     from . import meshcache
-    entry = meshcache.key(data, "info", suffix, max_triangles, hull)  # a robot's next load reads it
+    digest = meshcache.content(text, data)
+    entry = meshcache.key(digest, "info", suffix, max_triangles, hull)  # a next load reads it
     held = meshcache.get(entry, (7,), np.float64)
     if held is not None:
         return MeshInfo(text, int(held[0, 0]), tuple(map(float, held[0, 1:4])),
@@ -86,7 +87,7 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES,
     if fast is not None and len(fast[1]) <= max_triangles:
         count, points = len(fast[1]), fast[0]
         # the triangles MuJoCo is given (obj_as_binary_stl), from this one read
-        meshcache.put(meshcache.key(data, "obj-stl"), points[fast[1]].astype(np.float32))
+        meshcache.put(meshcache.key(digest, "obj-stl"), points[fast[1]].astype(np.float32))
     elif suffix == ".obj":
         count, points = _obj(text, data, max_triangles)
     elif _binary_stl(data):
@@ -221,31 +222,38 @@ def ascii_stl_as_binary(path: str) -> bytes | None:
 
 
 def obj_as_binary_stl(path: str) -> bytes | None:
-    """The binary STL of the OBJ file ``path``'s triangles (its vertices and faces; normals
-    and texture coordinates left out), from the mesh cache when it holds them
+    """The binary STL MuJoCo is given for the OBJ file ``path``: its triangles (vertices and
+    faces; normals and texture coordinates left out) decimated to
+    :data:`~coopsim.description.collada.ENGINE_FACES` as every mesh MuJoCo is given
+    (:func:`coopsim.description.collada.for_engine`), from the mesh cache when it holds them
     (:mod:`coopsim.description.meshcache`), or None: not an OBJ, a face of more than three
     corners or an index out of range (MuJoCo then reads the OBJ itself). MuJoCo's compiler
     parses an OBJ's text on every compile, a binary STL it only copies: robosuite's UR5e's
     20 OBJ files (30 MB) took 0.89 s of a compile's CPU, the same triangles as STL 0.33 s,
-    with the same masses and inertias."""
+    with the same masses and inertias; its compile's CPU grows with the triangles (a
+    bounding volume hierarchy of each mesh's faces: robosuite's Sawyer, 390,000 triangles
+    in 59 files)."""
     if not path.lower().endswith(".obj"):
         return None
-    from . import meshcache
-    try:
-        data = read_mesh_bytes(path, MAX_MESH_BYTES)
-    except FileFormatError:
-        return None
-    entry = meshcache.key(data, "obj-stl")
-    triangles = meshcache.get(entry, (3, 3), np.float32)
+    from . import collada, meshcache
+    digest = meshcache.content(path)  # mesh_info's read of it, where this process made one
+    triangles = entry = None
+    if digest is not None:
+        entry = meshcache.key(digest, "obj-stl")
+        triangles = meshcache.get(entry, (3, 3), np.float32)
+    if triangles is None:
+        try:
+            data = read_mesh_bytes(path, MAX_MESH_BYTES)
+        except FileFormatError:
+            return None
+        entry = meshcache.key(meshcache.content(path, data), "obj-stl")
+        triangles = meshcache.get(entry, (3, 3), np.float32)
     if triangles is None:
         triangles = _obj_triangles(data)
         if triangles is None:
             return None
         meshcache.put(entry, triangles)
-    rec = np.zeros(len(triangles), dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)),
-                                          ("a", "<u2")])
-    rec["v"] = triangles
-    return b"\0" * 80 + np.uint32(len(triangles)).tobytes() + rec.tobytes()
+    return collada.stl_bytes(collada.for_engine(triangles, source=entry))
 
 
 _OBJ_INDENTED = re.compile(rb"(?:\A|\n)[ \t]+[vf][ \t]")  # faster than ^ with re.M

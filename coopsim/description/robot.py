@@ -412,7 +412,10 @@ def imported_type(label: str, description: Description, spec: DescriptionSpec,
 def obj_memory_name(file: str) -> str:
     """The name an MJCF's OBJ mesh ``file`` (its ``<mesh file>`` as written) is given to
     MuJoCo from memory as binary STL under (:func:`coopsim.description.meshes.obj_as_binary_stl`,
-    the description's ``assets``)."""
+    the description's ``assets``), the path normalized as MuJoCo's model keeps it
+    (robosuite's GR1 writes ``./meshes/base.STL``, MuJoCo's spec has ``meshes/base.STL``)."""
     import hashlib
+    import os
 
-    return f"coopsim_obj_{hashlib.blake2b(file.encode(), digest_size=8).hexdigest()}.stl"
+    name = os.path.normpath(file) if file else file
+    return f"coopsim_obj_{hashlib.blake2b(name.encode(), digest_size=8).hexdigest()}.stl"

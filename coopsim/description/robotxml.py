@@ -240,6 +240,12 @@ def _urdf_joint(tree: _Tree, element: ET.Element) -> Joint:
             if lower > upper:
                 raise tree.error(limit, f"joint {name!r}: lower limit {lower:g} is above the "
                                         f"upper {upper:g}")
+            if lower == upper:  # no range: MuJoCo and PyBullet leave the joint unlimited
+                if limit.get("lower") is not None or limit.get("upper") is not None:
+                    tree.notes.append(f"{tree.path}:{tree.line(limit)}: joint {name!r}: "
+                                      f"equal lower and upper limits ({lower:g}): no limit, "
+                                      "as MuJoCo and PyBullet take it")
+                lower, upper = -math.inf, math.inf  # (pybullet's Minitaur's knees)
     return Joint(name, kind, ends[0], ends[1], tuple(a / norm for a in axis), xyz, rpy,
                  lower, upper, speed, effort, tree.line(element))
 
@@ -379,14 +385,18 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
     only binary STL, ``coopsim_ascii_K.stl``; a binary STL over
     :data:`~coopsim.description.collada.ENGINE_FACES` triangles decimated, ``coopsim_stl_K.stl``,
     K counting every binary STL: :func:`big_stl`), COLLADA as binary STL
-    (``coopsim_dae_K.stl``, decimated: :func:`coopsim.description.collada.for_engine`), K
+    (``coopsim_dae_K.stl``, decimated: :func:`coopsim.description.collada.for_engine`), OBJ
+    as binary STL (``coopsim_obj_K.stl``, decimated, cached: :func:`.meshes.obj_as_binary_stl`;
+    one MuJoCo cannot take so stays the OBJ file), K
     counting the files of each kind in sorted order; the compiler options of :data:`URDF_COMPILER`
     (replacing any ``<mujoco>`` element) and the repairs of :mod:`.inertiarepair`."""
-    ascii_names, assets, counts = {}, [], {"dae": 0, "ascii": 0, "stl": 0}
+    ascii_names, assets, counts = {}, [], {"dae": 0, "ascii": 0, "stl": 0, "obj": 0}
     for path in sorted(set(resolved.values())):
         kind, data = "ascii", None
         if path.lower().endswith(".dae"):
             kind, data = "dae", collada.stl_bytes(collada.dae_engine(path))
+        elif path.lower().endswith(".obj"):  # K counts every OBJ
+            kind, data = "obj", obj_as_binary_stl(path)
         else:
             data = ascii_stl_as_binary(path)
             if data is None and path.lower().endswith(".stl"):  # K counts every binary STL
@@ -505,25 +515,41 @@ def _first_body(tree: _Tree) -> ET.Element:
 
 
 def _mjcf_obj_assets(tree: _Tree) -> tuple[tuple[str, bytes], ...]:
-    """An MJCF's OBJ meshes as binary STL from memory (:func:`.meshes.obj_as_binary_stl`,
-    named by :func:`~coopsim.description.robot.obj_memory_name`): MuJoCo's compiler parses OBJ
-    text on every compile (robosuite's arms and Spot: tens of MB). Not where a texture may
-    need an OBJ's texture coordinates, nor where the compiler moves mesh paths (meshdir,
-    assetdir); an OBJ that is not all triangles stays an OBJ."""
+    """An MJCF's OBJ meshes, and its binary STL meshes over
+    :data:`~coopsim.description.collada.ENGINE_FACES` triangles, as binary STL from memory,
+    decimated to that (:func:`.meshes.obj_as_binary_stl`, :func:`_engine_stl`; named by
+    :func:`~coopsim.description.robot.obj_memory_name`): MuJoCo's compiler parses OBJ text on
+    every compile (robosuite's arms and Spot: tens of MB) and its compile's CPU grows with
+    the triangles (robosuite's GR1: 437,000 in 33 STL files). Not where the compiler moves
+    mesh paths (meshdir, assetdir), nor an OBJ where a texture may need its texture
+    coordinates; an OBJ that is not all triangles stays an OBJ."""
     compiler = tree.root.find("compiler")
-    if (compiler is not None and (compiler.get("meshdir") or compiler.get("assetdir"))) \
-            or tree.root.find(".//texture") is not None:
+    if compiler is not None and (compiler.get("meshdir") or compiler.get("assetdir")):
         return ()
+    textured = tree.root.find(".//texture") is not None
     out = {}
     for m in tree.root.iter("mesh"):
         file = m.get("file") or ""
-        if file.lower().endswith(".obj") and obj_memory_name(file) not in out:
-            path = file if os.path.isabs(file) else os.path.join(os.path.dirname(tree.path),
-                                                                 file)
+        if obj_memory_name(file) in out:
+            continue
+        path = file if os.path.isabs(file) else os.path.join(os.path.dirname(tree.path),
+                                                             file)
+        data = None
+        if file.lower().endswith(".obj") and not textured:
             data = obj_as_binary_stl(path)
-            if data is not None:
-                out[obj_memory_name(file)] = data
+        elif file.lower().endswith(".stl") and big_stl(path) and not _ascii_stl_file(path):
+            data = _engine_stl(path)
+        if data is not None:
+            out[obj_memory_name(file)] = data
     return tuple(out.items())
+
+
+def _ascii_stl_file(path: str) -> bool:
+    """True when the STL file ``path`` is ASCII (its size is no binary STL's of its count)."""
+    with open(path, "rb") as fh:
+        head = fh.read(84)
+    count = int.from_bytes(head[80:84], "little") if len(head) == 84 else -1
+    return os.path.getsize(path) != 84 + 50 * count
 
 
 class _MjcfRead:

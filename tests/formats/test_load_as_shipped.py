@@ -187,9 +187,10 @@ def test_the_links_document_lists_a_root_mujoco_made_its_world(tmp_path):
     assert (first["name"], first["parent"], first["xyz"], first["quat"]) == \
         ("world", "", [0, 0, 0], [1, 0, 0, 0])
     assert (second["name"], second["parent"]) == ("base_link", "world")
-    # the section's pose is the root body's: the file's offset from its world link is not
-    # added to it (mujoco.imported.attach), and the document draws it where the world has it
-    assert second["xyz"] == pytest.approx([0, 0, 0])
+    # the section's pose is the world link's (the robot's root, as Pinocchio's and PyBullet's):
+    # the file's offset of base_link from it stays, in the world (mujoco.imported.attach) and
+    # in the document (an MJCF root body's own pos is what is dropped)
+    assert second["xyz"] == pytest.approx([0, 0, 0.2])
     assert [link["parent"] for link in doc["links"]].count("") == 1
 
 

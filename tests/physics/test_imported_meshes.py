@@ -113,3 +113,89 @@ def test_a_mesh_over_the_engine_budget_reaches_mujoco_decimated(tmp_path):
     doc = json.dumps(links_document(load_description(DescriptionSpec(str(tmp_path /
                                                                           "ball.urdf")))))
     assert '"ball.stl"' in doc and "coopsim_" not in doc  # clients are told the file
+
+
+def _ball_obj(path: Path, n: int = 80) -> int:
+    """An OBJ sphere of radius 0.1 m (shared vertices, 2 n^2 quads as triangles) at
+    ``path``: its triangle count."""
+    theta, phi = np.meshgrid(np.linspace(0, np.pi, n + 1), np.linspace(0, 2 * np.pi, 2 * n + 1),
+                             indexing="ij")
+    grid = 0.1 * np.stack([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi),
+                           np.cos(theta)], axis=-1).reshape(-1, 3)
+    idx = np.arange(len(grid)).reshape(n + 1, 2 * n + 1) + 1
+    a, b, c, d = idx[:-1, :-1], idx[1:, :-1], idx[1:, 1:], idx[:-1, 1:]
+    faces = np.concatenate([np.stack([a, b, c], -1).reshape(-1, 3),
+                            np.stack([a, c, d], -1).reshape(-1, 3)])
+    path.write_text("".join(f"v {x:.6f} {y:.6f} {z:.6f}\n" for x, y, z in grid)
+                    + "".join(f"f {i} {j} {k}\n" for i, j, k in faces))
+    return len(faces)
+
+
+MJCF_BALL = """<mujoco model="ball_arm">
+  <asset><mesh name="ball" file="ball.obj"/></asset>
+  <worldbody>
+    <body name="base">
+      <geom type="box" size="0.05 0.05 0.05" mass="1"/>
+      <body name="link" pos="0 0 0.2">
+        <joint name="j" type="hinge" axis="0 0 1"/>
+        <inertial pos="0 0 0" mass="0.5" diaginertia="0.01 0.01 0.01"/>
+        <geom type="mesh" mesh="ball"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("kind", ["urdf", "mjcf", "mjcf-stl"])
+def test_an_obj_mesh_reaches_mujoco_from_memory_and_decimated(tmp_path, kind):
+    """An OBJ over the engine's budget, in an URDF or an MJCF, and an MJCF's big binary STL
+    (named ``./ball.stl``, as robosuite's GR1 names its meshes: MuJoCo's spec drops the
+    ``./``), reach MuJoCo as binary STL from memory decimated as an URDF's big STL or COLLADA
+    mesh does (MuJoCo's compile grows with the triangles; robosuite's Sawyer 390,000, its GR1
+    437,000), the shape kept, and clients are told the file."""
+    from coopsim.description import collada
+    from coopsim.description.meshes import obj_as_binary_stl
+
+    assert _ball_obj(tmp_path / "ball.obj") > collada.ENGINE_FACES
+    if kind == "urdf":
+        (tmp_path / "ball.urdf").write_text(ARM.replace(BOX, MESH.format(uri="ball.obj"), 1))
+    elif kind == "mjcf":
+        (tmp_path / "ball.xml").write_text(MJCF_BALL)
+    else:
+        tris = collada.stl_triangles(obj_as_binary_stl(str(tmp_path / "ball.obj")))
+        full = collada.stl_bytes(collada.stl_triangles(
+            collada.stl_bytes(np.concatenate([tris, tris[:, ::-1]]))))  # 2 x 10,000: big
+        (tmp_path / "ball.stl").write_bytes(full)
+        (tmp_path / "ball.obj").unlink()
+        (tmp_path / "ball.xml").write_text(MJCF_BALL.replace('file="ball.obj"',
+                                                             'file="./ball.stl"'))
+    model = _world(tmp_path, [("a", "ball.urdf" if kind == "urdf" else "ball.xml")]
+                   ).world.engine.model
+    assert 0 < model.nmeshface <= collada.ENGINE_FACES
+    assert _size(model, "a") == pytest.approx(0.2, rel=0.02)
+    from coopsim.formats.description import load_description
+    from coopsim.description.robot import DescriptionSpec
+    from coopsim.physics.mujoco.links import links_document
+    name = "ball.urdf" if kind == "urdf" else "ball.xml"
+    doc = json.dumps(links_document(load_description(DescriptionSpec(str(tmp_path / name)))))
+    shown = '"ball.stl"' if kind == "mjcf-stl" else '"ball.obj"'
+    assert shown in doc and "coopsim_" not in doc  # clients are told the file
+
+
+def test_a_mesh_file_read_for_its_bounds_is_not_read_again_for_mujoco(tmp_path, monkeypatch):
+    """A load reads and hashes an OBJ once: its bounds (mesh_info) and the triangles MuJoCo
+    is given (obj_as_binary_stl) share the read's digest."""
+    from coopsim.description import meshes
+
+    _ball_obj(tmp_path / "ball.obj", 20)
+    monkeypatch.setenv("COOPSIM_MESH_CACHE", str(tmp_path / "cache"))
+    reads = []
+    real = meshes.read_mesh_bytes
+    monkeypatch.setattr(meshes, "read_mesh_bytes", lambda p, n: reads.append(p) or real(p, n))
+    meshes.mesh_info(str(tmp_path / "ball.obj"), hull=True)
+    assert meshes.obj_as_binary_stl(str(tmp_path / "ball.obj")) is not None
+    assert len(reads) == 1
+    (tmp_path / "ball.obj").write_text((tmp_path / "ball.obj").read_text() + "\n")
+    assert meshes.obj_as_binary_stl(str(tmp_path / "ball.obj")) is not None  # changed: read
+    assert len(reads) == 2

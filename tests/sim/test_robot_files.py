@@ -996,3 +996,137 @@ def test_a_bad_option_is_refused_at_its_line(tmp_path, option, message):
     result = check(scenario(tmp_path, ["description o.xml", "name o", "position 0 0 0"]))
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert f"{tmp_path / 'o.xml'}:2: {message}" in result.output, result.output
+
+
+def test_a_revolute_limit_with_no_range_leaves_the_joint_unlimited(tmp_path, caplog):
+    # pybullet's minitaur.urdf: its knees' <limit effort velocity/> give no lower or upper
+    # (the URDF's 0 each), which MuJoCo and PyBullet take as no limit; coopsim held them at
+    # 0 and refused its standing posture ("beyond its limits [0, 0]"): it lay on its belly
+    from coopsim.description.robot import DescriptionSpec
+    from coopsim.formats.description import load_description
+
+    text = TINY.replace('<limit lower="-2.0" upper="2.0" velocity="3.0" effort="20"/>',
+                        '<limit velocity="3.0" effort="20"/>')
+    (tmp_path / "arm.urdf").write_text(text)
+    described = load_description(DescriptionSpec(str(tmp_path / "arm.urdf")))
+    elbow = next(j for j in described.joints if j.name == "elbow")
+    assert (elbow.lower, elbow.upper) == (-np.inf, np.inf)
+    path = scenario(tmp_path, ["description arm.urdf", "name a", "position 0 0 0",
+                               "stance shoulder 0 elbow 2.5"])
+    assert check(path).exit_code == 0
+    # given equal, as MuJoCo: no limit, with a warning at the line
+    (tmp_path / "arm.urdf").write_text(text.replace('<limit velocity="3.0"',
+                                                    '<limit lower="0.5" upper="0.5" '
+                                                    'velocity="3.0"'))
+    assert check(path).exit_code == 0
+    assert "arm.urdf:29: joint 'elbow': equal lower and upper limits (0.5): no limit" \
+        in caplog.text
+
+
+@pytest.mark.slow  # 10 s of two simulators
+def test_pybullets_minitaur_stands_as_pybullet_stands_it():
+    # it lay on its belly (its knees held at 0, their limits taken as [0, 0]); in pybullet's
+    # examples' posture it stands 10 s where pybullet, its knee loops closed by its code, stands
+    # it: the base's height within 1 cm, both within 5 degrees of level
+    import math
+    import sys
+    import tempfile
+
+    from tests.robotpackages import folder
+    pybullet = pytest.importorskip("pybullet")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "studies"))
+    import robot_packages as rp
+
+    urdf = folder("pybullet") / "quadruped" / "minitaur.urdf"
+    robot = next(r for r in rp.ROBOTS if r.name == "minitaur")
+    client = pybullet.connect(pybullet.DIRECT)
+    try:
+        pybullet.setGravity(0, 0, -9.81, physicsClientId=client)
+        pybullet.setTimeStep(0.01, physicsClientId=client)
+        pybullet.loadURDF(str(folder("pybullet") / "plane.urdf"), physicsClientId=client)
+        body = pybullet.loadURDF(str(urdf), [0, 0, robot.z], physicsClientId=client)
+        ids = {pybullet.getJointInfo(body, j, physicsClientId=client)[1].decode(): j
+               for j in range(pybullet.getNumJoints(body, physicsClientId=client))}
+        for leg, d in (("front_left", -1), ("back_left", -1), ("front_right", 1),
+                       ("back_right", 1)):  # pybullet_envs' minitaur.py ResetPose
+            for side in "LR":
+                motor, knee = ids[f"motor_{leg}{side}_joint"], ids[f"knee_{leg}{side}_link"]
+                pybullet.resetJointState(body, motor, d * math.pi / 2, physicsClientId=client)
+                pybullet.resetJointState(body, knee, d * -2.1834, physicsClientId=client)
+                pybullet.setJointMotorControl2(body, knee, pybullet.VELOCITY_CONTROL, force=0,
+                                               physicsClientId=client)
+                pybullet.setJointMotorControl2(body, motor, pybullet.POSITION_CONTROL,
+                                               targetPosition=d * math.pi / 2, positionGain=1,
+                                               velocityGain=1, force=3.5,
+                                               physicsClientId=client)
+            pybullet.createConstraint(body, ids[f"knee_{leg}R_link"], body,
+                                      ids[f"knee_{leg}L_link"], pybullet.JOINT_POINT2POINT,
+                                      [0, 0, 0], [0, 0.005, 0.2], [0, 0.01, 0.2],
+                                      physicsClientId=client)
+        tilt = 0.0
+        for _ in range(1000):
+            pybullet.stepSimulation(physicsClientId=client)
+            pos, (x, y, _, _) = pybullet.getBasePositionAndOrientation(body,
+                                                                       physicsClientId=client)
+            tilt = max(tilt, math.degrees(math.acos(min(1.0, 1 - 2 * (x * x + y * y)))))
+    finally:
+        pybullet.disconnect(client)
+    assert tilt <= 5.0 and pos[2] > 0.15  # pybullet's own stands (0.163 m)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = rp.scenario(Path(tmp), robot, urdf)
+        from coopsim.sim.stepper import Stepper
+        sim = Simulation(load(str(path)))
+        stepper = Stepper(sim, mode="lockstep")
+        ours = 0.0
+        for _ in range(1000):
+            snap = stepper.tick()
+            ours = max(ours, rp._tilt(snap.pose3d[0][3:7]))
+    assert ours <= 5.0
+    assert snap.pose3d[0][2] == pytest.approx(pos[2], abs=0.01)
+
+
+WORLD_ROOTED = """<robot name="twodofs">
+  <link name="world"/>
+  <joint name="ground_fixed" type="fixed">
+    <origin xyz="0.1 0 0.2" rpy="0 0 -1.5707963"/>
+    <parent link="world"/>
+    <child link="ground"/>
+  </joint>
+  <link name="ground">
+    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  </link>
+  <joint name="J1" type="revolute">
+    <origin xyz="0 0.3 0"/>
+    <parent link="ground"/>
+    <child link="arm"/>
+    <axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="5" velocity="1"/>
+  </joint>
+  <link name="arm">
+    <inertial><mass value="0.5"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+    <visual><geometry><box size="0.05 0.05 0.05"/></geometry></visual>
+  </link>
+</robot>
+"""
+
+
+def test_an_urdf_rooted_on_world_keeps_its_first_joints_origin(tmp_path):
+    # example-robot-data's TwoDofs.urdf: MuJoCo takes its root link "world" for its world, the
+    # first body ("ground") at the fixed joint's origin, turned -90 degrees; the root-pose fix
+    # for MJCF roots dropped that turn too (FK 350 mm / 90 degrees off Pinocchio's)
+    from coopsim.description.robot import DescriptionSpec
+    from coopsim.formats.description import load_description
+    from coopsim.model.linkposes import link_poses
+    from coopsim.physics.mujoco.links import links_document
+
+    (tmp_path / "two.urdf").write_text(WORLD_ROOTED)
+    path = scenario(tmp_path, ["description two.urdf", "name a", "position 1 2 0"])
+    sim = Simulation(load(str(path)))
+    mount, _ = body_pose(sim, "a/ground")
+    arm, _ = body_pose(sim, "a/arm")
+    # the arm 0.3 m along ground's y, which the turn points along the world's +x
+    assert arm - mount == pytest.approx([0.3, 0.0, 0.0], abs=1e-5)
+    doc = links_document(load_description(DescriptionSpec(str(tmp_path / "two.urdf"))))
+    poses = link_poses(doc, (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), {"J1": 0.0})
+    assert poses["ground"][0] == pytest.approx([0.1, 0.0, 0.2], abs=1e-6)
+    assert poses["arm"][0] == pytest.approx([0.4, 0.0, 0.2], abs=1e-6)

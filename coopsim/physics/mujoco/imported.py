@@ -211,10 +211,14 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
     root.sleep = mujoco.mjtSleepPolicy.mjSLEEP_AUTO
     for key in list(child.keys):  # keyframes count the file's joints, not the world's
         child.delete(key)
-    # the section's pose is the root body's: its own pos and orientation in the file (where
-    # MuJoCo alone would put it in its world) would be added to the section's a second time
-    root.pos, root.quat = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
-    root.alt.type = mujoco.mjtOrientation.mjORIENTATION_QUAT
+    # the section's pose is an MJCF root body's: its own pos and orientation in the file
+    # (where MuJoCo alone would put it in its world) would be added to the section's a second
+    # time. An URDF's root link is at its origin, except where MuJoCo takes a root link named
+    # "world" for its world: the first body is then that link's child, at its joint's origin,
+    # which stays (example-robot-data's TwoDofs.urdf: turned -90 degrees on "world")
+    if mounted.description.kind != "urdf":
+        root.pos, root.quat = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
+        root.alt.type = mujoco.mjtOrientation.mjORIENTATION_QUAT
     files = _content_names(mounted.description)
     for mesh in child.meshes:
         mesh.file = files.get(mesh.file, (mesh.file, b""))[0]

@@ -44,8 +44,9 @@ def _standalone(d: Description):
 def _mesh_files(d: Description) -> dict[str, str]:
     """The names MuJoCo's model gives mesh files -> their names in the document
     (:meth:`~coopsim.description.robot.Description.mesh_names`; a file given from memory,
-    ``coopsim_ascii_K.stl``, ``coopsim_dae_K.stl`` or ``coopsim_stl_K.stl`` of
-    description.robotxml._urdf_text, is the K-th ASCII STL, COLLADA or binary STL file; an
+    ``coopsim_ascii_K.stl``, ``coopsim_dae_K.stl``, ``coopsim_stl_K.stl`` or
+    ``coopsim_obj_K.stl`` of description.robotxml._urdf_text, is the K-th ASCII STL, COLLADA,
+    binary STL or OBJ file; an
     MJCF's ``coopsim_obj_<hash>.stl``, its OBJ file named by its ``<mesh file>``), and
     ("bounds", name) -> the mesh's bounds."""
     paths = sorted({m.path for link in d.links for m in link.meshes})
@@ -53,7 +54,8 @@ def _mesh_files(d: Description) -> dict[str, str]:
     memory = {"coopsim_ascii": [p for p in paths if _ascii_stl(p)],
               "coopsim_dae": [p for p in paths if p.lower().endswith(".dae")],
               "coopsim_stl": [p for p in paths if p.lower().endswith(".stl")
-                              and not _ascii_stl(p)]}
+                              and not _ascii_stl(p)],
+              "coopsim_obj": [p for p in paths if p.lower().endswith(".obj")]}
     for name, _ in d.assets:  # coopsim_<kind>_K.stl: the K-th file of that kind
         kind, _, k = name[:-len(".stl")].rpartition("_")
         if kind in memory and k.isdigit() and int(k) < len(memory[kind]):
@@ -162,10 +164,11 @@ def links_document(d: Description) -> dict:
         if int(model.body_rootid[b]) != 1:  # MuJoCo attaches the first body's tree alone
             continue
         parent = int(model.body_parentid[b])
-        # the root sits on the base frame: its own pos and orientation in the file are not
-        # added (mujoco.imported.attach)
-        xyz, quat = ((0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)) if parent == 0 else \
-            (model.body_pos[b], model.body_quat[b])
+        # an MJCF root sits on the base frame: its own pos and orientation in the file are
+        # not added; an URDF's first body keeps its joint's origin on a "world" root link
+        # (mujoco.imported.attach)
+        xyz, quat = ((0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)) if parent == 0 \
+            and d.kind != "urdf" else (model.body_pos[b], model.body_quat[b])
         links.append({
             "name": mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}",
             "parent": "" if parent == 0 else
@@ -225,9 +228,11 @@ def document_of(imports, handle) -> dict | None:
     key = (id(doc), tuple(tilt))
     held = _TILTED.get(key)
     if held is None or held[0] is not doc:  # the root turned on its mount (the roll, pitch)
-        quat = _r(rpy_quat(tilt[0], tilt[1], 0.0))
-        turned = {**doc, "links": [{**link, "quat": quat} if not link["parent"] else link
-                                   for link in doc["links"]]}
+        turn = rpy_quat(tilt[0], tilt[1], 0.0)  # before the root's own (an URDF's "world")
+        turned = {**doc, "links": [
+            {**link, "quat": _r(quat_mul(turn, link["quat"])),
+             "xyz": _r(quat_rotate(turn, link["xyz"]))} if not link["parent"] else link
+            for link in doc["links"]]}
         held = _TILTED[key] = (doc, turned)
     return held[1]
 
