@@ -28,9 +28,8 @@ import math
 
 import numpy as np
 
-from ..model.armviews import NO_ARMS
 from ..model.capabilities import Learnable, capability, kernel_of
-from ..model.kernel import KindState, param_matrix
+from ..model.kernel import UNREAD, KindState, param_matrix
 from ..model.plugins import METRICS, MODULES
 from ..model.validate import python_function
 from . import metrics
@@ -39,8 +38,6 @@ from .mapping import LearningError
 #: the Python metrics it computes per copy: function -> its term's kind
 TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions",
          metrics.target_distance: "target_distance", metrics.spread: "spread"}
-_NO_3D = np.zeros((0, 13))
-_NO_CLOCK = np.zeros(2)
 #: The views a composed call makes that the copies (a 2D engine's, no clock) do not
 UNMADE = ("state3d", "full_state", "clock", "below")
 
@@ -179,8 +176,8 @@ class CopyKinds:
     def base(self, batch) -> tuple:
         """The arrays a composed call takes first (coopsim.sim.compose.BASE) of ``batch``."""
         s = batch._shared
-        return (batch.state, s["radius"], s["axle"], s["group"], _NO_3D, _NO_3D, _NO_CLOCK,
-                batch.contact, self.dt, self.targets, NO_ARMS)
+        return (batch.state, s["radius"], s["axle"], s["group"], UNREAD, UNREAD, UNREAD,
+                batch.contact, self.dt, self.targets, UNREAD)
 
     def act(self, batch) -> None:
         """The acting kind's ``kernel_actuate`` over the copies' rows (its commands: the

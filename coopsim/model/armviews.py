@@ -57,7 +57,6 @@ NO_CHAIN = tuple(_frozen(a) for a in (
     np.zeros(0), np.zeros((0, MAX_JOINTS, 3, 3)), np.zeros((0, MAX_JOINTS, 3, 3)),
     np.zeros((0, MAX_JOINTS, 3, 3)), np.zeros((0, MAX_JOINTS, 3)), np.zeros((0, 3)),
     np.zeros((0, 3, 3)), np.zeros((0, 3))))
-NO_ARMS = (NO_ARM, NO_CHAIN, NO_WRENCH, NO_HELD)
 
 _CHAIN: list = [(None, NO_CHAIN)]  # (the tuple of ArmSpecs it was made for, the view)
 

@@ -140,6 +140,11 @@ def uniforms(frame, label: str, rows: np.ndarray, rng: np.random.Generator) -> n
 #: (``clock``, ``full_state``, ``below``) are :data:`COMPUTED`'s.
 VIEWS = ("pose", "velocity", "state3d", "radius", "axle", "group", "contact", "dt", "targets",
          "ranges")
+#: What a composed call (coopsim.sim.compose) is handed in place of a view none of its kinds
+#: reads: a number, not an empty array of the view's type. Every array handed to a compiled
+#: call is typed and unpacked at each call (arm views alone are eleven); a generated call
+#: that named such a view would not compile.
+UNREAD = 0
 _NO_3D = np.zeros((0, 13))
 _NO_3D.setflags(write=False)
 _NO_UNIFORMS = np.zeros(0)

@@ -51,6 +51,7 @@ from ..model import kernel as kernel_views
 from ..model.capabilities import kernel_of
 from ..model.compiled import compile_for
 from ..model.health import planar_edge
+from ..model.kernel import UNREAD
 from ..model.threads import ROWS_MIN, parallel
 from ..raycast.jitcast import fan_robots_kernel
 
@@ -218,11 +219,7 @@ def _written(where: str, name: str, text: str) -> str:
 
 
 _NO_STATE = np.zeros((0, 6))
-_NO_3D = np.zeros((0, 13))
-_NO_CLOCK = np.zeros(2)
 _NO_BELOW = np.zeros(0)
-_NO_CONTACT = np.zeros((0, 2))
-_NO_TARGETS = np.zeros((0, 2))
 _NO_RANGES = np.zeros((0, 0))
 _NO_U = np.zeros(0)
 
@@ -350,25 +347,26 @@ class ComposedPass:
     def _base(self, sim, state: np.ndarray, contact: np.ndarray, needs: set,
               clock: bool = False) -> tuple:
         """The arrays every call takes (:data:`BASE`) for the planar ``state`` (N, 6); those
-        of views no kind of the call ``needs`` read are placeholders. ``clock``: the call
+        of views no kind of the call ``needs`` reads are :data:`~coopsim.model.kernel.UNREAD`.
+        ``clock``: the call
         reads the step's time (the sensing call)."""
         robots, engine = sim.robots, sim.world.engine
-        state3d = full = _NO_3D
-        if "state3d" in needs or "full_state" in needs:
-            if "flight" in engine.features:
+        state3d = full = UNREAD
+        if "state3d" in needs or "full_state" in needs or "below" in needs:
+            if "flight" in engine.features:  # (the below view is cast from the full state)
                 state3d = engine.state3d()
                 full = state3d
             elif "full_state" in needs:  # on the floor (coopsim.model.kernel.floor_state)
                 full = kernel_views.floor_state(state[:, :3], state[:, 3:6])
             if "state3d" not in needs:
-                state3d = _NO_3D
-        targets = sim.sensors.targets(sim.world) if "targets" in needs else _NO_TARGETS
+                state3d = UNREAD
+        targets = sim.sensors.targets(sim.world) if "targets" in needs else UNREAD
         dt = self._dt
         if dt[0] != sim.dt:
             dt = self._dt = np.full(1, float(sim.dt))
         times = np.array((float(sim.time), float(sim.dt))) if clock and "clock" in needs \
-            else _NO_CLOCK
-        arms = armviews.NO_ARMS
+            else UNREAD
+        arms = UNREAD
         if clock and self.arms:  # every robot's arm views (the sensing call only: _SENSING_ONLY)
             arms = armviews.views(sim.access, robots.names, needs, sim.extra.get("held"),
                                   self._objects(sim.world))
@@ -417,7 +415,7 @@ class ComposedPass:
             return True
         side = engine.fused() if self.in_call else None
         arrays = side.arrays(sim.dt) if side is not None else None
-        contact = _NO_CONTACT
+        contact = UNREAD
         state, found = side.acting(arrays) if arrays is not None else (None, None)
         if state is not None:
             if "contact" in self.act_needs:
@@ -497,7 +495,7 @@ class ComposedPass:
             kept = self._keep(sim, layout, len(state))
         keys = self._keys
         keys[0] = 0 if key is None else key
-        contact = _NO_CONTACT
+        contact = UNREAD
         if "contact" in self.needs:
             side = world.engine.fused()
             contact = side.contacts() if side is not None else \
