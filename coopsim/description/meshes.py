@@ -302,4 +302,35 @@ def msh_triangles(path: str) -> np.ndarray:
     return points[faces]
 
 
+def msh_as_binary_stl(path: str) -> bytes | None:
+    """The binary STL MuJoCo is given for the MSH file ``path`` when it has over
+    :data:`~coopsim.description.collada.ENGINE_FACES` triangles: its triangles (read and
+    checked as :func:`mesh_info` checks them) decimated to that, cached by content
+    (:func:`coopsim.description.collada.for_engine`); None for a smaller one (MuJoCo reads
+    it as written, as cheaply as binary STL from memory: dm_control's fruit fly's 85 files,
+    0.40 s of a compile's CPU, 0.43 s as STL; the same fly with its six meshes over the
+    budget decimated, 0.26 s), one without faces (MuJoCo takes its hull) or one that cannot
+    be read (its check refuses it first).
+    """
+    if not path.lower().endswith(".msh"):
+        return None
+    from . import collada, meshcache
+    try:
+        with open_regular(path) as fh:  # its header alone: most are under the budget
+            head = fh.read(16)
+    except OSError:
+        return None
+    if len(head) < 16 or struct.unpack_from("<4i", head, 0)[3] <= collada.ENGINE_FACES:
+        return None
+    try:
+        data = read_mesh_bytes(path, MAX_MESH_BYTES)
+        count, points = _msh(path, data, MAX_TRIANGLES)
+    except FileFormatError:
+        return None
+    faces = np.frombuffer(data, "<i4", 3 * count, len(data) - 12 * count).reshape(-1, 3)
+    triangles = points.astype(np.float32)[faces]
+    entry = meshcache.key(meshcache.content(path, data), "msh-stl")
+    return collada.stl_bytes(collada.for_engine(triangles, source=entry))
+
+
 READERS[".msh"] = msh_triangles  # /sim 27, Foxglove: model.scenerydoc.mesh_triangles reads it

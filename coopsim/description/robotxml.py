@@ -26,7 +26,7 @@ from .robot import (Description, DescriptionSpec, Joint, Link, Site,
 from ..model.limits import LINK_MASS
 from . import collada, inertia as inertiarepair
 from .meshes import SUFFIXES
-from .meshes import ascii_stl_as_binary, obj_as_binary_stl
+from .meshes import ascii_stl_as_binary, msh_as_binary_stl, obj_as_binary_stl
 from .mjcf import ACTUATORS, Defaults, body_frame
 
 MESH_SUFFIXES = SUFFIXES + (".dae",)  # a description's meshes: STL, OBJ, COLLADA (converted)
@@ -515,33 +515,43 @@ def _first_body(tree: _Tree) -> ET.Element:
 
 
 def _mjcf_obj_assets(tree: _Tree) -> tuple[tuple[str, bytes], ...]:
-    """An MJCF's OBJ meshes, and its binary STL meshes over
-    :data:`~coopsim.description.collada.ENGINE_FACES` triangles, as binary STL from memory,
-    decimated to that (:func:`.meshes.obj_as_binary_stl`, :func:`_engine_stl`; named by
-    :func:`~coopsim.description.robot.obj_memory_name`): MuJoCo's compiler parses OBJ text on
-    every compile (robosuite's arms and Spot: tens of MB) and its compile's CPU grows with
-    the triangles (robosuite's GR1: 437,000 in 33 STL files). Not where the compiler moves
-    mesh paths (meshdir, assetdir), nor an OBJ where a texture may need its texture
-    coordinates; an OBJ that is not all triangles stays an OBJ."""
-    compiler = tree.root.find("compiler")
-    if compiler is not None and (compiler.get("meshdir") or compiler.get("assetdir")):
-        return ()
+    """An MJCF's OBJ meshes, its binary STL meshes over
+    :data:`~coopsim.description.collada.ENGINE_FACES` triangles and its MSH meshes over that
+    as binary STL from memory, decimated to that (:func:`.meshes.obj_as_binary_stl`,
+    :func:`_engine_stl`, :func:`.meshes.msh_as_binary_stl`; named by
+    :func:`~coopsim.description.robot.obj_memory_name` of the ``<mesh file>`` as written,
+    the name MuJoCo's spec keeps under its compiler's meshdir or assetdir, where the file is
+    read from as :func:`_mjcf_meshes` reads it): MuJoCo's compiler parses OBJ text on every
+    compile (robosuite's arms and Spot: tens of MB) and its compile's CPU grows with the
+    triangles (robosuite's GR1: 437,000 in 33 STL files; dm_control's dog: 347,000). Not an
+    OBJ or MSH where a texture may need its texture coordinates; an OBJ that is not all
+    triangles stays an OBJ."""
+    folder = _mesh_folder(tree)
     textured = tree.root.find(".//texture") is not None
     out = {}
     for m in tree.root.iter("mesh"):
         file = m.get("file") or ""
         if obj_memory_name(file) in out:
             continue
-        path = file if os.path.isabs(file) else os.path.join(os.path.dirname(tree.path),
-                                                             file)
-        data = None
-        if file.lower().endswith(".obj") and not textured:
+        path = os.path.join(folder, file)
+        path = path if os.path.isabs(path) else os.path.join(os.path.dirname(tree.path), path)
+        data, suffix = None, file.lower()[-4:]
+        if suffix == ".obj" and not textured:
             data = obj_as_binary_stl(path)
-        elif file.lower().endswith(".stl") and big_stl(path) and not _ascii_stl_file(path):
+        elif suffix == ".msh" and not textured:
+            data = msh_as_binary_stl(path)
+        elif suffix == ".stl" and big_stl(path) and not _ascii_stl_file(path):
             data = _engine_stl(path)
         if data is not None:
             out[obj_memory_name(file)] = data
     return tuple(out.items())
+
+
+def _mesh_folder(tree: _Tree) -> str:
+    """The folder an MJCF's ``<mesh file>`` is under: its compiler's meshdir, else its
+    assetdir, else none (relative to the model's file)."""
+    compiler = tree.root.find("compiler")
+    return "" if compiler is None else compiler.get("meshdir", compiler.get("assetdir", ""))
 
 
 def _ascii_stl_file(path: str) -> bool:
@@ -696,7 +706,7 @@ def _mjcf_meshes(tree: _Tree, mesh) -> tuple:
     """Check every mesh file the model names, from its compiler's meshdir (or assetdir);
     returns the meshes (what the links document's visuals name: ``Description.meshes``)."""
     compiler = tree.root.find("compiler")
-    folder = "" if compiler is None else compiler.get("meshdir", compiler.get("assetdir", ""))
+    folder = _mesh_folder(tree)
     found = []
     for m in tree.root.iter("mesh"):
         if m.get("file"):

@@ -147,29 +147,59 @@ MJCF_BALL = """<mujoco model="ball_arm">
 """
 
 
-@pytest.mark.parametrize("kind", ["urdf", "mjcf", "mjcf-stl"])
+def _msh(obj: Path, path: Path) -> None:
+    """The OBJ file ``obj`` (triangles, shared vertices) written as MuJoCo's MSH ``path``
+    (four int32 counts: vertices, normals, texture coordinates, faces; then float32
+    vertices, int32 faces)."""
+    from coopsim.description.meshes import _obj_fast
+
+    vertices, faces = _obj_fast(obj.read_bytes())
+    path.write_bytes(np.array([len(vertices), 0, 0, len(faces)], "<i4").tobytes()
+                     + vertices.astype("<f4").tobytes() + faces.astype("<i4").tobytes())
+
+
+@pytest.mark.parametrize("kind", ["urdf", "mjcf", "mjcf-stl", "mjcf-msh", "mjcf-meshdir",
+                                  "mjcf-assetdir"])
 def test_an_obj_mesh_reaches_mujoco_from_memory_and_decimated(tmp_path, kind):
-    """An OBJ over the engine's budget, in an URDF or an MJCF, and an MJCF's big binary STL
+    """An OBJ over the engine's budget, in an URDF or an MJCF, an MJCF's big binary STL
     (named ``./ball.stl``, as robosuite's GR1 names its meshes: MuJoCo's spec drops the
-    ``./``), reach MuJoCo as binary STL from memory decimated as an URDF's big STL or COLLADA
-    mesh does (MuJoCo's compile grows with the triangles; robosuite's Sawyer 390,000, its GR1
-    437,000), the shape kept, and clients are told the file."""
+    ``./``) and its big MSH (dm_control's fruit fly), also under the compiler's meshdir or
+    assetdir (dm_control's dog: MuJoCo's spec keeps the name as written), reach MuJoCo as
+    binary STL from memory decimated as an URDF's big STL or COLLADA mesh does (MuJoCo's
+    compile grows with the triangles; robosuite's Sawyer 390,000, its GR1 437,000), the
+    shape kept, and clients are told the file."""
     from coopsim.description import collada
     from coopsim.description.meshes import obj_as_binary_stl
 
     assert _ball_obj(tmp_path / "ball.obj") > collada.ENGINE_FACES
+    shown = "ball.obj"
     if kind == "urdf":
         (tmp_path / "ball.urdf").write_text(ARM.replace(BOX, MESH.format(uri="ball.obj"), 1))
     elif kind == "mjcf":
         (tmp_path / "ball.xml").write_text(MJCF_BALL)
+    elif kind == "mjcf-msh":
+        _msh(tmp_path / "ball.obj", tmp_path / "ball.msh")
+        (tmp_path / "ball.obj").unlink()
+        (tmp_path / "ball.xml").write_text(MJCF_BALL.replace("ball.obj", "ball.msh"))
+        shown = "ball.msh"
+    elif kind == "mjcf-assetdir":
+        (tmp_path / "assets").mkdir()
+        (tmp_path / "ball.obj").rename(tmp_path / "assets" / "ball.obj")
+        (tmp_path / "ball.xml").write_text(MJCF_BALL.replace(
+            "<asset>", '<compiler assetdir="assets"/><asset>'))
     else:
         tris = collada.stl_triangles(obj_as_binary_stl(str(tmp_path / "ball.obj")))
         full = collada.stl_bytes(collada.stl_triangles(
             collada.stl_bytes(np.concatenate([tris, tris[:, ::-1]]))))  # 2 x 10,000: big
-        (tmp_path / "ball.stl").write_bytes(full)
         (tmp_path / "ball.obj").unlink()
-        (tmp_path / "ball.xml").write_text(MJCF_BALL.replace('file="ball.obj"',
-                                                             'file="./ball.stl"'))
+        shown, folder, compiler = "ball.stl", tmp_path, ""
+        if kind == "mjcf-meshdir":
+            folder, compiler = tmp_path / "meshes", '<compiler meshdir="meshes/"/>'
+            folder.mkdir()
+        (folder / "ball.stl").write_bytes(full)
+        (tmp_path / "ball.xml").write_text(MJCF_BALL.replace(
+            '<asset><mesh name="ball" file="ball.obj"/>',
+            f'{compiler}<asset><mesh name="ball" file="./ball.stl"/>'))
     model = _world(tmp_path, [("a", "ball.urdf" if kind == "urdf" else "ball.xml")]
                    ).world.engine.model
     assert 0 < model.nmeshface <= collada.ENGINE_FACES
@@ -179,8 +209,7 @@ def test_an_obj_mesh_reaches_mujoco_from_memory_and_decimated(tmp_path, kind):
     from coopsim.physics.mujoco.links import links_document
     name = "ball.urdf" if kind == "urdf" else "ball.xml"
     doc = json.dumps(links_document(load_description(DescriptionSpec(str(tmp_path / name)))))
-    shown = '"ball.stl"' if kind == "mjcf-stl" else '"ball.obj"'
-    assert shown in doc and "coopsim_" not in doc  # clients are told the file
+    assert f'"{shown}"' in doc and "coopsim_" not in doc  # clients are told the file
 
 
 def test_a_mesh_file_read_for_its_bounds_is_not_read_again_for_mujoco(tmp_path, monkeypatch):
