@@ -58,3 +58,44 @@ def test_the_cache_turned_off_writes_nothing(cube, monkeypatch):
     monkeypatch.setenv("COOPSIM_MESH_CACHE", "off")
     assert collada.dae_triangles(str(cube)).shape == (12, 3, 3)
     assert not (cube.parent / "cache").exists()
+
+
+def _sphere_msh(path: Path, n: int) -> int:
+    """A MuJoCo MSH sphere (shared vertices, 4 n^2 triangles) at ``path``: its face count."""
+    theta, phi = np.meshgrid(np.linspace(0, np.pi, n + 1), np.linspace(0, 2 * np.pi, 2 * n + 1),
+                             indexing="ij")
+    grid = 0.1 * np.stack([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi),
+                           np.cos(theta)], axis=-1).reshape(-1, 3)
+    idx = np.arange(len(grid)).reshape(n + 1, 2 * n + 1)
+    a, b, c, d = idx[:-1, :-1], idx[1:, :-1], idx[1:, 1:], idx[:-1, 1:]
+    faces = np.concatenate([np.stack([a, b, c], -1).reshape(-1, 3),
+                            np.stack([a, c, d], -1).reshape(-1, 3)])
+    path.write_bytes(np.array([len(grid), 0, 0, len(faces)], "<i4").tobytes()
+                     + grid.astype("<f4").tobytes() + faces.astype("<i4").tobytes())
+    return len(faces)
+
+
+def test_a_big_msh_mesh_is_decimated_once_and_a_bad_one_is_not_given(tmp_path, monkeypatch):
+    """An MSH over the engine's budget is given to MuJoCo decimated, the decimation served
+    from the cache to a later load; one under the budget is left to MuJoCo (None); one whose
+    face names a vertex it does not have is not converted (its check refuses it)."""
+    from coopsim.description import meshes
+
+    monkeypatch.setenv("COOPSIM_MESH_CACHE", str(tmp_path / "cache"))
+    assert _sphere_msh(tmp_path / "ball.msh", 80) > collada.ENGINE_FACES
+    first = meshes.msh_as_binary_stl(str(tmp_path / "ball.msh"))
+    assert 0 < len(collada.stl_triangles(first)) <= collada.ENGINE_FACES
+
+    def decimate(*_):
+        raise AssertionError("decimated again")
+    monkeypatch.setattr(collada, "decimated", decimate)
+    assert meshes.msh_as_binary_stl(str(tmp_path / "ball.msh")) == first
+
+    _sphere_msh(tmp_path / "small.msh", 20)
+    assert meshes.msh_as_binary_stl(str(tmp_path / "small.msh")) is None
+    data = bytearray((tmp_path / "ball.msh").read_bytes())
+    data[-4:] = np.array([1 << 30], "<i4").tobytes()  # a face's corner out of range
+    (tmp_path / "bad.msh").write_bytes(bytes(data))
+    assert meshes.msh_as_binary_stl(str(tmp_path / "bad.msh")) is None
+    with pytest.raises(FileFormatError, match="vertex it does not have"):
+        meshes.mesh_info(str(tmp_path / "bad.msh"))
