@@ -71,7 +71,8 @@ def mesh_info(path: PathLike, max_triangles: int = MAX_TRIANGLES,
         raise FileFormatError(text, 0, f"mesh format {suffix or '(none)'!r} is not read: "
                                        f"give {' or '.join(SUFFIXES)}")
     data = read_mesh_bytes(text, MAX_MESH_BYTES)
-    if suffix == ".msh":  # small (dm_control's fruit fly, robosuite's objects): not cached
+    if suffix == ".msh":  # binary, read as one array: its bounds not cached (its triangles
+        # for MuJoCo, where over the budget, are: msh_as_binary_stl)
         count, points = _msh(text, data, max_triangles)
         from .collada import box
         lo, hi = box(points)
