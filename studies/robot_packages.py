@@ -126,8 +126,10 @@ ROBOTS = (
     Robot("dm_control", "fruitfly", "locomotion/walkers/assets/fruitfly_v2/fruitfly.xml",
           ("base floating",), 0.132, True),
     Robot("dm_control", "humanoid", "suite/humanoid.xml", ("base floating",), 1.4),
-    Robot("gymnasium_robotics", "fetch_reach", "envs/assets/fetch/reach.xml"),
-    Robot("gymnasium_robotics", "shadow_hand", "envs/assets/hand/reach.xml"),
+    Robot("gymnasium_robotics", "fetch_reach", "envs/assets/fetch/reach.xml",
+          ("body robot0:base_link",)),
+    Robot("gymnasium_robotics", "shadow_hand", "envs/assets/hand/reach.xml",
+          ("body robot0:hand mount",)),
 )
 
 

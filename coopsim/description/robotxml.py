@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..model.errors import FileFormatError
+from ..model.errors import CoopsimError, FileFormatError
 from .robot import (Description, DescriptionSpec, Joint, Link, Site,
                               obj_memory_name)
 from ..model.limits import LINK_MASS
@@ -92,7 +92,10 @@ def parse(spec: DescriptionSpec, root: ET.Element, lines: dict, mesh,
         _xacro_defaults(tree)
         return _urdf(tree, mesh, spec)
     if root.tag == "mujoco":
-        return _mjcf(tree, mesh)
+        return _mjcf(tree, mesh, spec.get("body"))
+    if spec.get("body"):
+        raise UnknownBody("body: names an MJCF body; a URDF's robot is its root link "
+                          f"({os.path.basename(spec.path)})")
     raise tree.error(root, f"not a description: the root element is <{root.tag}>, not <robot> "
                            "(URDF) or <mujoco> (MJCF)")
 
@@ -440,7 +443,11 @@ def _urdf_text(tree: _Tree, resolved: dict) -> tuple[str, tuple]:
 
 # --- MJCF --------------------------------------------------------------------------------------
 
-def _mjcf(tree: _Tree, mesh) -> Description:
+class UnknownBody(CoopsimError):
+    """The section's ``body`` key names no body of the description (reported at its line)."""
+
+
+def _mjcf(tree: _Tree, mesh, body: tuple | None = None) -> Description:
     root = tree.root
     for element in root.iter():  # bounds as for every mass coopsim takes (model/limits.py)
         why = LINK_MASS.problem(tree.numbers(element, "mass", 1, (0.0,))[0])
@@ -450,7 +457,7 @@ def _mjcf(tree: _Tree, mesh) -> Description:
     joints_xml = [e for e in root.iter() if e.tag in ("joint", "freejoint")]
     _count(tree, bodies, MAX_LINKS, "body")
     _count(tree, joints_xml, MAX_JOINTS, "joint")
-    first = _first_body(tree)
+    first = _named_body(tree, body[0]) if body else _first_body(tree)
     compiler = root.find("compiler")
     defaults = Defaults(root)
     read = _MjcfRead(tree, compiler is None or compiler.get("angle", "degree") == "degree",
@@ -485,6 +492,20 @@ def _option(tree: _Tree) -> tuple[float, float]:
 
 #: MJCF elements that make bodies MuJoCo's compiler expands (not read here)
 _MADE = ("replicate", "flexcomp", "composite", "attach", "frame")
+
+
+def _named_body(tree: _Tree, name: str) -> ET.Element:
+    """The ``<body>`` named ``name`` anywhere in the model's ``<worldbody>`` sections (the
+    section's ``body`` key: the robot of a scene whose first body is something else).
+
+    Raises:
+        UnknownBody: no body of that name.
+    """
+    for world in tree.root.findall("worldbody"):
+        for found in world.iter("body"):
+            if found.get("name") == name:
+                return found
+    raise UnknownBody(f"body: {os.path.basename(tree.path)} has no body {name!r}")
 
 
 def _first_body(tree: _Tree) -> ET.Element:

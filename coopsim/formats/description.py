@@ -35,6 +35,7 @@ from ..model.errors import CoopsimError, FileFormatError, NotAllowedError
 from ..description.robot import BASES, Description, DescriptionSpec, Mesh, imported_type, type_label
 from ..model.plugins import ROBOT_TYPES
 from ..description import robotxml
+from ..description.robotxml import UnknownBody
 from ..description.meshes import mesh_info
 from .sections import Bad, Key, PathLike, Section, fixed, open_regular, pick, real
 
@@ -55,6 +56,14 @@ def _names(what: str, low: int = 1, high: int = 64):
             raise Bad(f"{key} needs {count} {what} name(s), got {len(tokens)}")
         return tuple(tokens)
     return parse
+
+
+def _whole_name(key: str, tokens: list, rest: str) -> tuple:
+    """Parser of a key taking one name, the rest of the line (an MJCF name may hold spaces:
+    gymnasium-robotics' ``robot0:hand mount``)."""
+    if not rest.strip():
+        raise Bad(f"{key} needs a name")
+    return (rest.strip(),)
 
 
 def _numbers(low: int, high: int, ok=lambda v: True, what: str = "a number"):
@@ -164,6 +173,10 @@ DESCRIPTION_KEYS: dict[str, DescKey] = {row.key: row for row in (
     DescKey("rotor", _rotor_line, "", repeat=True,
             doc="a rotor the file lacks: X Y Z AX AY AZ cw|ccw (hub m, thrust axis; rotors)",
             modules=()),
+    DescKey("body", _whole_name, "",
+            doc="the MJCF body that is the robot, with everything below it (default: the first "
+            "<body> of the <worldbody>); for a scene file whose first body is not the robot "
+            "(gymnasium-robotics' fetch/reach.xml: body robot0:base_link)", modules=()),
     DescKey("stance", _names("joint and position", 2, 128), "",
             doc="held joints' start positions: pairs JOINT VALUE (rad or m; servos module)"),
     DescKey("spin", _names("cw or ccw", 1, 16), "",
@@ -537,7 +550,10 @@ def described_robot(section: Section, path: PathLike, folders=None,
     spec = description_spec(section, path, folders)
     if spec is None:
         return section.get("type"), None
-    described = load_description(spec, folders)
+    try:
+        described = load_description(spec, folders)
+    except UnknownBody as exc:  # the section's key names it: its line
+        raise FileFormatError(path, spec.line_of("body"), str(exc)) from None
     problem = check_names(described, spec)
     if problem:
         raise FileFormatError(path, spec.line_of(problem[0]), problem[1])

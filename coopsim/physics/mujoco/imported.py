@@ -198,7 +198,8 @@ def attach(spec, mounted: Mounted, mount: Body) -> Imported:
         SimulationError: MuJoCo's parser refused the file (checked files rarely are).
     """
     child = _child_spec(mounted)
-    root = child.worldbody.first_body()
+    named = mounted.spec.get("body")  # the MJCF body the section names as the robot
+    root = child.body(named[0]) if named else child.worldbody.first_body()
     if root is None:
         raise SimulationError(f"{mounted.description.source} has no body")
     _name_nameless(root)
