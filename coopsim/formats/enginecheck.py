@@ -120,8 +120,30 @@ def _at_line(exc: FileFormatError) -> FileFormatError:
             name = name.removeprefix(exc.prefix)
             stem = lambda e: os.path.splitext(os.path.basename(e.get("filename", "")))[0]  # noqa: E731
             line = next((lines.get(id(e), 0) for e in root.iter() if e.get("name") == name
-                         or (e.tag == "mesh" and stem(e) == name)), 0)
+                         or (e.tag == "mesh" and stem(e) == name)), 0) or \
+                _memory_mesh_line(exc.path, root, lines, name)
     return FileFormatError(exc.path, line, why)
+
+
+_MEMORY = re.compile(r"coopsim_(obj|dae)_(\d+)$")
+
+
+def _memory_mesh_line(path: str, root, lines: dict, name: str) -> int:
+    """The line of the URDF ``<mesh>`` whose file MuJoCo was given from memory as ``name``
+    (``coopsim_obj_K``, ``coopsim_dae_K``: the K-th OBJ or COLLADA file, by resolved path,
+    as coopsim.description.robotxml._urdf_text numbers them); 0 when none is found."""
+    found = _MEMORY.match(name)
+    if found is None:
+        return 0
+    here = os.path.dirname(os.path.abspath(path))
+    meshes = [(os.path.realpath(os.path.join(here, e.get("filename", ""))), e)
+              for e in root.iter("mesh") if e.get("filename", "").lower().endswith(
+                  "." + found.group(1))]
+    paths = sorted({p for p, _ in meshes})
+    k = int(found.group(2))
+    if k >= len(paths):
+        return 0
+    return next((lines.get(id(e), 0) for p, e in meshes if p == paths[k]), 0)
 
 
 def _zero_size(element) -> bool:
