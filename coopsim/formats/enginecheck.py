@@ -141,8 +141,8 @@ def _memory_mesh_line(path: str, root, lines: dict, name: str) -> int:
                   "." + found.group(1))]
     paths = sorted({p for p, _ in meshes})
     k = int(found.group(2))
-    if k >= len(paths):
-        return 0
+    if k >= len(paths) or any("://" in e.get("filename", "") for _, e in meshes):
+        return 0  # a package:// name resolves elsewhere: no line rather than a wrong one
     return next((lines.get(id(e), 0) for p, e in meshes if p == paths[k]), 0)
 
 
