@@ -9,10 +9,11 @@ tests it. The thread policy for the kernels is :mod:`coopsim.model.threads`.
 **When kernels compile.** numba compiles a kernel on its first call for each signature and
 keeps it on disk (``cache=True``: ``__pycache__`` beside the source, or ``NUMBA_CACHE_DIR``).
 A module whose kernels a step needs registers a *loader* (:func:`warmer`: a function that calls
-them once with a world's argument types); :func:`load_pending` runs every loader registered and
-not yet run, in the calling thread. A simulation runs them when it is made and whenever its
-step plan is built (a fused pass registers its loader then), so a run steps compiled from its
-first step. Loading from the cache takes milliseconds a kernel; compiling takes seconds, once
+them once with a world's argument types, and the labels of the module kinds, drivers or engine
+that call for it); :func:`load_pending` runs, in the calling thread, the loaders not yet run
+that a world's labels call for. A simulation runs them when it is made and whenever its step
+plan is built (the plan's composed calls compile then too), so a run steps compiled from its
+first step, and a cold cache compiles only what the world uses. Loading from the cache takes milliseconds a kernel; compiling takes seconds, once
 after an install or an update, and the process says so on one stderr line while it compiles
 (:func:`notice`). ``coopsim warmup`` compiles everything ahead (:mod:`coopsim.app.warmup`).
 
@@ -231,10 +232,12 @@ def compiled_here() -> bool:
 
 
 class Warm:
-    """A module's loader (:func:`warmer`): :attr:`ready` once :attr:`load` has run."""
+    """A module's loader (:func:`warmer`): :attr:`ready` once :attr:`load` has run;
+    :attr:`labels` what calls for it (None: every world)."""
 
-    def __init__(self, load: Callable[[], None]) -> None:
+    def __init__(self, load: Callable[[], None], labels: frozenset | None = None) -> None:
         self.load = load
+        self.labels = labels
         self.ready = False
 
 
@@ -242,25 +245,38 @@ _WARMERS: list[Warm] = []
 _LOCK = threading.RLock()
 
 
-def warmer(load: Callable[[], None]) -> Warm:
+def warmer(load: Callable[[], None], labels: tuple | None = None) -> Warm:
     """Register ``load`` (no arguments: it calls some kernels once with a world's argument
     types, which compiles them or loads them from numba's cache), run by the next
-    :func:`load_pending`; returns its :class:`Warm`."""
-    warm = Warm(load)
+    :func:`load_pending` for a world using one of ``labels`` (module kinds, driver or engine
+    labels; None: for every world); returns its :class:`Warm`."""
+    warm = Warm(load, None if labels is None else frozenset(labels))
     with _LOCK:
         _WARMERS.append(warm)
     return warm
 
 
-def load_pending() -> None:
-    """Run every registered loader not yet run, here (a simulation calls it when it is made
-    and when its step plan is built). A loader that raises propagates: a kernel that does not
-    compile is a bug, not a path to fall back from."""
-    if numba is None or all(w.ready for w in _WARMERS):
+def load_pending(uses=None) -> None:
+    """Run, here, every registered loader not yet run that a world using ``uses`` calls for (an
+    iterable of its module kinds', drivers' and engine's labels: a loader registered with
+    labels runs when ``uses`` holds one of them); ``uses`` None: every loader (``coopsim
+    warmup``). A simulation calls it when it is made and when its step plan is built, so a
+    world loads, or compiles on a cold cache, only the kernels its kinds, drivers and engine
+    use. A loader that raises propagates: a kernel that does not compile is a bug, not a path
+    to fall back from."""
+    if numba is None:
+        return
+    wanted = None if uses is None else frozenset(uses)
+
+    def called(warm: Warm) -> bool:
+        return not warm.ready and (wanted is None or warm.labels is None
+                                   or not warm.labels.isdisjoint(wanted))
+
+    if not any(called(w) for w in _WARMERS):
         return
     with _LOCK:
         for warm in list(_WARMERS):
-            if not warm.ready:
+            if called(warm):
                 warm.load()
                 warm.ready = True
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .arm import ArmSpec, IKResult, rpy_matrix
-from .compiled import jit, warmer
+from .compiled import jit
 
 #: Fixed restarts: spreads over the limits, the same in every run (fractions of each range).
 SEEDS = np.random.default_rng(34).random((22, 7))
@@ -397,8 +397,9 @@ def _search(a, b, c, origins, axes, tool, lo, hi, want_p, want_r, oriented, weig
     return best, best_p, best_a, spent, k
 
 
-def _load() -> None:
-    """Compile (or load from numba's cache) the kernel, off the stepper thread."""
+def load() -> None:
+    """Compile (or load from numba's cache) the kernel with a small arm (the loader the arm
+    kinds register: :func:`coopsim.model.compiled.warmer`)."""
     from .arm import LinkSpec  # noqa: PLC0415
 
     arm = ArmSpec("warm", (LinkSpec("j1", (0.0, 0.0, 0.3)), LinkSpec("j2", (0.0, 0.0, 0.3),
@@ -406,7 +407,3 @@ def _load() -> None:
                   tool=(0.0, 0.0, 0.2))
     solve(arm, (0.2, 0.0, 0.5), np.eye(3), arm.start, 1e-3, 1e-2, Budget(4, 2))
 
-
-#: Ready once the background warm-up has loaded the kernel (it is called either way: a call
-#: before then compiles it or loads it from the cache in the caller's thread).
-WARM = warmer(_load)

@@ -128,7 +128,7 @@ class Simulation:
         step) into the first snapshot. The kernels the world's modules registered are
         loaded first (compiled once, said on stderr: :mod:`coopsim.model.compiled`), so the
         run steps compiled from its first step."""
-        load_pending()
+        load_pending(world.labels())
         self.world, self.engine, self.dt = world, world.engine_label, dt
         self.rng = make_rng(self.seed)
         self._access = Access(world, dt)  # stateless: one per world, engine and dt
@@ -187,7 +187,7 @@ class Simulation:
         # the kernels its modules registered loaded here too (compiled, on a cold cache: for
         # minutes), not on the stepper's thread as the world replaces the running one: a
         # /sim load builds on a thread of its own, and the run steps on meanwhile
-        load_pending()
+        load_pending(world.labels())
         return world
 
     def restore_layout(self) -> None:
@@ -263,7 +263,7 @@ class Simulation:
         if self._plan is None or self._plan.key != key:
             self._plan = StepPlan.build(key, self.params, self.commands, len(self.robots.names),
                                         self.sensors, self.world)
-            load_pending()  # a fused pass's call, registered as the plan was built
+            load_pending(self.world.labels())  # a robot of a kind new to the run
             prepare = getattr(self._plan.fused, "prepare", None)
             if prepare is not None:  # the composed calls compiled before the first step
                 prepare(self)

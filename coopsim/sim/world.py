@@ -154,6 +154,16 @@ class World:
         self._loading = False
         self._changed()
 
+    def labels(self) -> frozenset[str]:
+        """The labels of what this world uses: its robots' module kinds and drivers and its
+        engine (the kernels a run loads first: :func:`coopsim.model.compiled.load_pending`)."""
+        used = {self.engine_label}
+        for robot in self.robots:
+            used.update(robot.modules)
+            if robot.driver is not None:
+                used.add(robot.driver[0])
+        return frozenset(used)
+
     # -- objects ----------------------------------------------------------------------------------
 
     def add_object(self, spec: ObjectSpec, check: bool = True) -> None:

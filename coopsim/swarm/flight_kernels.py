@@ -326,4 +326,4 @@ _NONE = np.zeros((1, 0))
 _NONE.setflags(write=False)
 _NO_U = np.zeros(0)
 _NO_U.setflags(write=False)
-WARM = warmer(warm) if COMPILED else None  # loaded with a run, before its first step
+WARM = warmer(warm, labels=("rotors", "flight")) if COMPILED else None  # with a run using them

@@ -90,7 +90,7 @@ from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
 compiled.load_pending()
-names = ("drive", "velocity")
+names = ("velocity",)
 kinds = ("gps_sense", "compass_sense", "motors_actuate", "motors_sense", "odometry_sense",
          "target_sense", "bumper_sense", "sonar_sense")  # the kinds' own (ModuleKernel)
 
@@ -194,6 +194,18 @@ def test_a_cold_first_run_says_it_compiles_once_and_runs(first_run):
     assert out.count(NOTICE.strip()) == 1, out  # one line, before the run's own
     assert first_run.stderr.index(NOTICE.strip()) < first_run.stderr.index("simulating"), out
     assert "Traceback" not in out
+
+
+@pytest.mark.slow
+def test_a_cold_first_run_compiles_only_what_its_world_uses(install, first_run):
+    """The loaders run for the worlds that use their kinds, drivers or engine: the one-robot
+    ground run compiled its ground kinds' and caster's kernels, and none of the flying kinds',
+    the flight controller's or the arm's inverse kinematics (its cache holds none)."""
+    folder, _ = install
+    assert first_run.returncode == 0, first_run.stderr[-3000:]
+    made = {path.name.split(".")[0] for path in (folder / "cache").rglob("*.nbi")}
+    assert {"kernels", "jitcast"} <= made, made
+    assert not made & {"flying", "flight_kernels", "ikkernel"}, made
 
 
 @pytest.mark.slow

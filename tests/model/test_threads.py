@@ -73,15 +73,15 @@ def test_a_kernel_call_sets_the_count_and_restores_it():
 def test_a_module_kernel_on_the_threads_gives_the_serial_bits():
     rng = np.random.default_rng(1)
     n = threads.ROWS_MIN + 77
-    commands, limits = rng.normal(0, 1, (n, 2)), rng.uniform(0.1, 0.8, n)
-    share, axle = rng.uniform(50, 100, n), rng.uniform(0.1, 0.3, n)
-    one = np.empty((n, 2)), np.empty((n, 2))
-    many = np.empty((n, 2)), np.empty((n, 2))
-    kernels.drive.serial(commands, limits, share, axle, *one)
+    commands, state = rng.normal(0, 1, (n, 6)), rng.normal(0, 1, (n, 6))
+    p = tuple(rng.uniform(0.1, 1.0, n) for _ in range(4))  # speed, accel, yaw rate, gain
+    alpha, rows = rng.uniform(0.1, 0.9, n), np.arange(n, dtype=np.int64)
+    one, many = np.empty((n, 3)), np.empty((n, 3))
+    kernels.velocity.serial(commands, rows, state[:, :3], state[:, 3:], p, alpha, 0.1, one)
     threads.use(threads._pool())
-    kernels.drive(commands, limits, share, axle, *many)  # by_rows: the parallel version
-    assert len(kernels.drive.parallel.signatures) >= 1
-    assert all(a.tobytes() == b.tobytes() for a, b in zip(one, many))
+    kernels.velocity(commands, rows, state[:, :3], state[:, 3:], p, alpha, 0.1, many)
+    assert len(kernels.velocity.parallel.signatures) >= 1  # by_rows: the parallel version
+    assert one.tobytes() == many.tobytes()
 
 
 @pytest.mark.slow

@@ -58,6 +58,7 @@ def test_busy_processes_sharing_a_cpu_wait_and_a_sleeping_one_does_not():
         for proc in procs:
             proc.stdin.close()
             proc.wait()
+            proc.stdout.close()  # else its pipe is closed by the collector, in another test
     # each ran 0.3 s on a CPU the other wanted too: together they waited about as long as
     # one of them ran (more on a loaded machine); the sleeper waited for nothing to speak of
     assert waited[0] + waited[1] > 0.15, waited

@@ -396,4 +396,4 @@ def _load() -> None:
     place(np.zeros((1, LOCAL)), state, solid, np.zeros((1, 6)), 0)
 
 
-WARM = warmer(_load)  # loaded with a run, before its first step
+WARM = warmer(_load)  # loaded with a run, before its first step (imported with the engine)

@@ -162,4 +162,4 @@ def _load() -> None:
            one3, np.empty(1))  # the dtypes MuJoCo's arrays have (geom_bodyid: int32)
 
 
-WARM = warmer(_load)  # loaded with a run, before its first step
+WARM = warmer(_load)  # loaded with a run, before its first step (imported with the engine)

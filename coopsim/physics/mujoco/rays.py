@@ -31,11 +31,11 @@ _GROUPS = 6  # MuJoCo's geom groups a ray can mask (mjNGROUP)
 #: Fewer rays than this from one robot go one by one through ``mj_ray``: on the project's VM
 #: (MuJoCo 4.0) ``mj_multiRay`` costs ~10 us a call plus 0.3-1.6 us a ray, ``mj_ray`` ~2 us a
 #: ray, so the batched call pays from a few rays on. Fewer go in one lean loop over all the
-#: robots' rays, screened first (:mod:`.mujoco_raykernel`): an altimeter's one ray ~25 us of
+#: robots' rays, screened first (:mod:`.raykernel`): an altimeter's one ray ~25 us of
 #: Python and ``mj_ray`` before, mostly none now that the floor alone is below.
 FEW = 4
 _IDENTITY = np.eye(3).reshape(9)
-#: From this many rays on, a lean cast screens them first (:mod:`.mujoco_raykernel`): below,
+#: From this many rays on, a lean cast screens them first (:mod:`.raykernel`): below,
 #: its fixed cost (~15 us) is more than ``mj_ray``'s in the small worlds that cast so few.
 SCREEN = 8
 
@@ -142,7 +142,7 @@ class RobotRays:
     def _few(self, data, rows, origins, directions, reach) -> np.ndarray:
         """(n, k) raw ``mj_ray`` distances (-1: no hit) of a few rays from each robot none of
         whose casts swaps groups (an altimeter's one ray, a quadrotor's). The rays that only
-        the planes can stop are worked out compiled (:func:`.mujoco_raykernel.screen`, the
+        the planes can stop are worked out compiled (:func:`.raykernel.screen`, the
         same bits); the others go through ``mj_ray`` in one lean loop, the calls
         :func:`_cast` makes for them without its per-robot Python."""
         n, k = directions.shape[:2]
@@ -167,7 +167,7 @@ class RobotRays:
         return dist.reshape(n, k)
 
     def _screen(self, data):
-        """The geoms :func:`.mujoco_raykernel.screen` looks at now (those ``mj_ray`` would
+        """The geoms :func:`.raykernel.screen` looks at now (those ``mj_ray`` would
         not skip with this mask: visible, in an unmasked group), or None (a plane turned away
         from the world's frame: ``mj_ray`` for all)."""
         if self._seen is None:

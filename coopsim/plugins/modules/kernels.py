@@ -89,7 +89,9 @@ def _odometry_row(k, yaw, vx, vy, wz, c, s, axle, dt, slip, z0, z1, prev, out):
 @jit(inline=True)
 def _drive_one(left, right, max_speed, efficiency, axle):
     """One robot's ``motors`` actuator: (left, right wheel speed, forward speed, yaw rate) from
-    its commanded wheel speeds, m/s (see :func:`_drive`)."""
+    its commanded wheel speeds, m/s: clipped to +-``max_speed`` m/s (NaN stays NaN, as
+    ``np.clip``) times ``efficiency`` % / 100; forward speed their mean, yaw rate their
+    difference over ``axle`` m."""
     share = efficiency / 100.0
     low, high = -max_speed, max_speed
     if not math.isnan(left):  # np.clip's ternaries: the same signed zeros
@@ -100,29 +102,6 @@ def _drive_one(left, right, max_speed, efficiency, axle):
         right = right if right < high else high
     left, right = left * share, right * share
     return left, right, (left + right) * 0.5, (right - left) / axle
-
-
-@jit(inline=True)
-def _drive_row(i, commands, max_speed, efficiency, axle, wheels, twist):
-    wheels[i, 0], wheels[i, 1], twist[i, 0], twist[i, 1] = _drive_one(
-        commands[i, 0], commands[i, 1], max_speed[i], efficiency[i], axle[i])
-
-
-@jit()
-def _drive(commands, max_speed, efficiency, axle, wheels, twist):
-    """The ``motors`` actuator: ``wheels`` (N, 2) = the commanded speeds (N, 2) m/s clipped to
-    +-``max_speed`` (N,) (NaN stays NaN, as ``np.clip``) times ``efficiency`` (N,) % / 100;
-    ``twist`` (N, 2) = the chassis' forward speed (the wheels' mean) and yaw rate (their
-    difference over ``axle`` (N,) m)."""
-    for i in range(len(wheels)):
-        _drive_row(i, commands, max_speed, efficiency, axle, wheels, twist)
-
-
-@jit(parallel=True)
-def _drive_threads(commands, max_speed, efficiency, axle, wheels, twist):
-    """:func:`_drive` on the threads."""
-    for i in prange(len(wheels)):
-        _drive_row(np.int64(i), commands, max_speed, efficiency, axle, wheels, twist)
 
 
 @jit(inline=True)
@@ -324,21 +303,17 @@ def sonar_sense(views, rows, params, state, normals, uniforms, prev, out):
 
 # Each kernel serial for a small world, on the threads for a swarm (coopsim.model.threads):
 # the same rows either way, so the same bits.
-drive = by_rows(_drive, _drive_threads)
 velocity = by_rows(_velocity, _velocity_threads)
 
 
 def _load() -> None:
-    """Call each kernel once with every kind of array the modules pass (numba compiles one
-    version per kind: a step must not wait for one): read-only or not (the frame's shared
+    """Call :data:`velocity` once with every kind of array the module passes (numba compiles
+    one version per kind: a step must not wait for one): read-only or not (the frame's shared
     results and the sealed readings are read-only), contiguous or not (one robot's velocity
     row is contiguous, several robots' are a strided view of the state)."""
-    one = np.ones(1)
     for n, frozen in ((1, False), (2, False), (1, True), (2, True)):
         state = _frozen(np.zeros((n, 6)), frozen)  # the frame's state: a read-only view
         # every robot's commands: the table's read-only view; a gather's: a copy
-        drive(_frozen(np.zeros((1, 2)), frozen), one, one, one, np.zeros((1, 2)),
-              np.zeros((1, 2)))
         velocity(_frozen(np.zeros((n, 6)), frozen), np.arange(n), state[:, :3], state[:, 3:6],
                  (np.ones(n),) * 4, np.ones(n), 0.1, np.zeros((n, 3)))
 
@@ -381,6 +356,7 @@ def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:
     return arr
 
 
-#: Ready once the background warm-up has loaded the kernels above.
-WARM = warmer(_load)
-WARM_KINDS = warmer(_load_kinds)
+#: The loaders of the kernels above, run with a world using the kinds named
+WARM = warmer(_load, labels=("velocity",))
+WARM_KINDS = warmer(_load_kinds, labels=("gps", "compass", "motors", "odometry", "target",
+                                               "bumper", "sonar"))

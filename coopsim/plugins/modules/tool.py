@@ -33,6 +33,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ...model.arm import ArmSpec, base_in_world, rpy_matrix
+from ...model import ikkernel
+from ...model.compiled import warmer
 from ...model.ikkernel import SEEDS, Budget, Solved, chain_constants, solve
 from ...model.commands import OUT_OF_RANGE, WRONG_ARITY, Command
 from ...model.errors import ProtocolError
@@ -48,6 +50,8 @@ GRAVITY = 9.81  # m/s^2: what the angles a move_to found are checked to hold aga
 #: machine); the network's real-time path adds a wall-time cap (coopsim.net.offload).
 BUDGET = Budget(iterations=800, per_seed=40, polish=20)
 SEED_COUNT = 2 + len(SEEDS)  # the angles now, the start, the fixed spreads
+#: The inverse kinematics' kernel, loaded with a world whose robots have a tool
+WARM_IK = warmer(ikkernel.load, labels=("tool",))
 
 
 class Tool(Module):
