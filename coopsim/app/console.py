@@ -140,7 +140,7 @@ def _status_line(stats) -> None:
 
 
 def _say_step(live: Run) -> None:
-    """Say once which path the run's step takes (fused or plain, and why), after the name
+    """Say once which path the run's step takes (composed or plain, and why), after the name
     server's line: scripts read the endpoint from the first lines (docs/protocol.md)."""
     click.echo(f"step: {live.stepper.sim.step_path}", err=True)
 

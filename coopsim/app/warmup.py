@@ -4,8 +4,8 @@ A run compiles what it needs by itself (one stderr line while it does:
 :mod:`coopsim.model.compiled`); this command does it for everything at once, so that no later
 run waits: after an install, an update, or in a container image's build. It imports every
 module holding kernels (found in the package's files) and runs their loaders, then builds and
-steps a few bundled worlds on each engine: what a step composes at run time (a fused pass per
-layout, an engine's small-world step) is compiled as a run compiles it. What it takes is said
+steps a few bundled worlds on each engine: what a step composes at run time (its composed calls
+per layout, an engine's small-world step) is compiled as a run compiles it. What it takes is said
 on stdout: wall and CPU seconds, and whether it compiled or only loaded.
 """
 
@@ -19,7 +19,7 @@ from ..model.bundled import bundled_root
 #: Bundled scenarios stepped on every engine that accepts them: ground robots with every module
 #: of the reference robot and a target, a one-robot world, a Crazyflie, an arm
 SCENARIOS = ("demo", "one_robot", "learn_goal", "crazyflie_hover", "arm_reach")
-STEPS = 3  # steps each world takes (the first plan, its fused pass, a second sensing)
+STEPS = 3  # steps each world takes (the first plan, its composed calls, a second sensing)
 
 
 def warmup(say=print) -> None:

@@ -12,7 +12,7 @@ Uniform ``k`` (lost data) is output ``k`` of a second stream (the key mixed once
 53 bits over 2^53, in [0, 1).
 
 The compiled kernels (:func:`fill_normals`, :func:`fill_uniforms`, and :func:`normal` inlined
-in a fused pass) are the one implementation. Only IEEE operations and libm's ``exp`` and
+in the composed calls) are the one implementation. Only IEEE operations and libm's ``exp`` and
 ``log1p`` (the rare refusals) make a value.
 """
 

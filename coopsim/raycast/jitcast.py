@@ -187,8 +187,8 @@ def _fan_robots(state, radius, rg, angles, reach, fixed, objects, heading, out):
                    (state, radius, rg), out)
 
 
-#: The kernel of :meth:`JitRayCaster.fan_robots`' few pairs, for a fused pass that casts inside
-#: its own compiled call (coopsim.sim.sensing.Sensors.fan_parts): the same bits.
+#: The kernel of :meth:`JitRayCaster.fan_robots`' few pairs, for the composed call that casts
+#: inside itself (coopsim.sim.sensing.Sensors.fan_parts): the same bits.
 fan_robots_kernel = _fan_robots
 
 

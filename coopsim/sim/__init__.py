@@ -4,7 +4,8 @@
 ``simulation.py`` builds the world (``world.py``: names, specs, handles over an engine) and
 runs the phases of a step: commands, actuators, physics, sensors, rules. ``plan.py`` works out
 per layout or parameter change which kinds act and sense and which path a step takes;
-``fused.py`` is the one compiled call for a step whose kinds all name the same pass;
+``fused.py`` chooses between the composed step (``compose.py``: one compiled call for the
+actuators and one for the sensors per layout) and the plain one, and says why;
 ``sensing.py``, ``noiseplan.py``, ``rates.py`` and ``states.py`` are the sensing phase, its one
 noise draw, sensor rates and per-kind state; ``snapshots.py`` freezes each step's result.
 

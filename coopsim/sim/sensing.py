@@ -141,7 +141,7 @@ class Sensors:
         self._plan_key: tuple = ()
         self._planned: list[tuple] = []
         self._fixed: tuple | None = None  # (due, noise layout) of a plan without rates
-        self._key: int | None = None  # the noise key a fused pass took this step (key)
+        self._key: int | None = None  # the noise key the composed call took this step (key)
         self._objects_kept: tuple = (None, None)  # (moving_geometry's, contiguous): fan_robots
         # (layout key, readings) of the first layout laid out from nothing: a reset to the same
         # robots takes those blank readings again (read-only, so shared) instead of making them
@@ -206,9 +206,9 @@ class Sensors:
 
     def stages(self, params: ParamTable, world, frame: Frame, readings: dict, entries: tuple,
                rng: np.random.Generator) -> None:
-        """Measure the sensing plan's ``entries`` (the kinds a fused pass leaves to stages
-        after its call) into ``readings``, on ``frame`` with their blocks of this step's draw
-        (the key the pass took: :meth:`key`), as :meth:`sense` measures them."""
+        """Measure the sensing plan's ``entries`` (the kinds the composed call leaves to
+        stages after it) into ``readings``, on ``frame`` with their blocks of this step's draw
+        (the key the call took: :meth:`key`), as :meth:`sense` measures them."""
         carried = self.carried(world)
         self.plan(params, world)
         layout = self._fixed[1]
@@ -222,8 +222,8 @@ class Sensors:
 
     def key(self, params: ParamTable, world, rng: np.random.Generator) -> tuple:
         """(this step's noise key, or None when the step draws no noise; the draw's layout
-        :func:`noise_layout`) for a plan without rates: what a fused pass draws its blocks
-        from inside its call, the same bits as :meth:`sense`'s draw."""
+        :func:`noise_layout`) for a plan without rates: what the composed call draws its
+        blocks from inside, the same bits as :meth:`sense`'s draw."""
         self.plan(params, world)
         layout = self._fixed[1]
         self._key = noise_key(rng) if layout[2] else None  # the stages' draw (stages)
@@ -370,8 +370,8 @@ class Sensors:
         """(the compiled caster's kernel, the static shapes, the moving objects' shapes) that
         cast a fan of ``k`` rays from each of ``n`` robots in one call by testing every pair
         (:meth:`fan_robots`' kernel: ``kernel(state, radius, groups, fan, reach, static,
-        objects, heading, out)``, the same bits), for a fused pass that casts inside its own
-        compiled call; None when the caster would walk its grid."""
+        objects, heading, out)``, the same bits), for the composed call, which casts inside
+        itself; None when the caster would walk its grid."""
         objects = self._objects_now(world)
         fixed = self.caster.robots_pairs(n, k, objects)
         return None if fixed is None else (fan_robots_kernel, fixed, objects)

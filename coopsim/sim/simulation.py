@@ -139,7 +139,7 @@ class Simulation:
             params.key = (world.layout_version, world.param_epoch)
         self._plan: StepPlan | None = None
         self.step_path = ""  # the last plan's path, one line (StepPlan.path)
-        self._fusing = False  # this step takes the plan's fused pass (sim/fused.py)
+        self._fusing = False  # this step takes the plan's composed calls (sim/fused.py)
         self._sensed: tuple | None = None  # (key, frame) of the last sensing phase
         self._moves = 0  # bodies moved between steps from outside (moved())
         self.snapshots = SnapshotMaker()  # builds this run's snapshots (sim/snapshots.py)
@@ -158,7 +158,7 @@ class Simulation:
         frame = self._remember(self._frame(world.engine.robot_state(), {}, geometry=True))
         zero = self.sensors.sense(world, self.params, frame, make_rng(self.seed))
         self.snapshot = self.snapshots.make(self, frame, zero)
-        self.plan()  # its path known from the start (step_path); a fused pass compiles now
+        self.plan()  # its path known from the start (step_path); composed calls compile now
         self._built = self.params.key  # the world's layout and parameters as built
 
     def _params_kept(self) -> ParamTable | None:
