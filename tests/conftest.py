@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -98,8 +99,8 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
-#: per test file, [wall seconds, CPU seconds] (setup + call + teardown summed), gathered for
-#: the summary below
+#: per test file, [wall seconds, CPU seconds, its children's CPU seconds] (setup + call +
+#: teardown summed), gathered for the summary below
 _FILE_SECONDS: dict[str, list[float]] = {}
 
 
@@ -119,13 +120,19 @@ def pytest_runtest_teardown(item):
 
 
 def _cpu_phase(item):
-    """Keep the CPU seconds of this process (all its threads) that a test's phase took, for
-    its report (the processes the test started are not counted: the slow tier's)."""
-    start = time.process_time()
+    """Keep the CPU seconds of this process (all its threads) that a test's phase took, and
+    those of the processes it started and waited for in the phase, for its report."""
+    start, children = time.process_time(), _children_cpu()
     try:
         return (yield)
     finally:
-        item._phase_cpu = time.process_time() - start
+        item._phase_cpu = (time.process_time() - start, _children_cpu() - children)
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's children that have ended and been waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 @pytest.hookimpl(wrapper=True)
@@ -133,16 +140,17 @@ def pytest_runtest_makereport(item, call):
     """The phase's CPU seconds on its report as ``cpu`` (an xdist worker's reports carry it to
     the controller)."""
     report = yield
-    report.cpu = item.__dict__.pop("_phase_cpu", 0.0)
+    report.cpu, report.children_cpu = item.__dict__.pop("_phase_cpu", (0.0, 0.0))
     return report
 
 
 def pytest_runtest_logreport(report):
     """Sum each file's phases (in the controller of an xdist run: the workers' reports)."""
     path = report.nodeid.split("::", 1)[0]
-    seconds = _FILE_SECONDS.setdefault(path, [0.0, 0.0])
+    seconds = _FILE_SECONDS.setdefault(path, [0.0, 0.0, 0.0])
     seconds[0] += report.duration
     seconds[1] += getattr(report, "cpu", 0.0)
+    seconds[2] += getattr(report, "children_cpu", 0.0)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -156,13 +164,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for column, what in ((0, "slowest {} test files by wall (setup + call + teardown summed; "
                              "tests/conftest.py SLOW_FIRST)"),
                          (1, "costliest {} test files by CPU of this process (its threads, "
-                             "not the processes it started)")):
+                             "not the processes it started)"),
+                         (2, "costliest {} test files by CPU of the processes they started "
+                             "(those that ended and were waited for)")):
         ranked = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1][column])
         terminalreporter.write_sep("=", what.format(count or len(ranked)))
         for path, seconds in ranked[:count or None]:
-            terminalreporter.write_line(f"{seconds[0]:9.2f}s wall {seconds[1]:8.2f}s CPU {path}")
+            terminalreporter.write_line(f"{seconds[0]:9.2f}s wall {seconds[1]:8.2f}s CPU "
+                                        f"{seconds[2]:8.2f}s children {path}")
     cpu = sum(seconds[1] for seconds in _FILE_SECONDS.values())
-    terminalreporter.write_line(f"the tests' CPU in the pytest process(es): {cpu:.1f} s (collection, "
+    children = sum(seconds[2] for seconds in _FILE_SECONDS.values())
+    terminalreporter.write_line(f"the tests' CPU in the pytest process(es): {cpu:.1f} s, in "
+                                f"the processes they started: {children:.1f} s (collection, "
                                 "start-up and any kernel warm-up not included)")
 
 
