@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 
-GRAVITY = 9.81  # m/s^2
+from ..model.specs import GRAVITY
+
 MAX_TILT = 0.35  # rad of roll or pitch the outer loop asks at most
 K_VEL = 2.0  # 1/s: wanted acceleration per m/s of velocity error
 K_Z, K_VZ = 4.0, 3.0  # 1/s^2 per m of altitude error, 1/s per m/s of climb-rate error

@@ -30,6 +30,7 @@ from . import wire
 from .planner import PIECE_BYTES, Move, Trajectory, read_pieces, wrap
 from .toc import (FLOAT, LOG_TYPES, Toc, log_entries, log_size, pack_log, param_entries,
                   param_format, PARAMS)
+from ..model.specs import GRAVITY
 
 WDT_LEVEL = 0.5  #: s without a setpoint before the firmware levels the Crazyflie
 WDT_OFF = 2.0  #: s without a setpoint before it stops the motors
@@ -43,7 +44,6 @@ MAX_SPEED = 10.0  #: m/s: larger commanded velocities are cut to it
 MAX_ANGLE = math.radians(60.0)  #: roll and pitch setpoints are cut to +-60 degrees
 MAX_YAW_RATE = math.radians(1000.0)  #: rad/s, yaw-rate setpoints are cut to it
 BOUND = 1000.0  #: m: position setpoints beyond are cut to it (the rotors module's sanity box)
-GRAVITY = 9.81
 VBAT = 3.9  #: V reported as pm.vbat (coopsim has no battery model)
 LATENCIES = 4096  #: setpoint latencies kept for the percentiles
 CONSOLE_LINES = 16  #: console lines waiting to be sent, at most

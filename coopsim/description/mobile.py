@@ -36,6 +36,7 @@ import numpy as np
 from .frames import (DescriptionKeyError, MobileKeyError, joint_named, link_frames, rotation,
                               link_named, mass_properties, mount)
 from .rotors import SPIN_SIGN, Mixer, allocation, controllable, default_spins
+from ..model.specs import GRAVITY
 
 #: Defaults when the scenario names no ``kf``/``km`` and the rotor joints give no top speed.
 WHEELS, ROTORS = "wheels", "rotors"  # the description keys (formats.description's rows)
@@ -43,7 +44,6 @@ PLANAR = "planar"  # ``base planar``: the modules a caster or omni base carries 
 DEFAULT_MAX_SPEED = 2500.0  # rad/s, the Crazyflie's fastest measured propeller speed
 DEFAULT_THRUST_TO_WEIGHT = 2.0  # kf is chosen so that 4 kf max_speed^2 = 2 m g
 DEFAULT_TORQUE_RATIO = 0.01  # m: km = 0.01 kf (the Crazyflie's 0.006, a 10-inch prop's 0.016)
-GRAVITY = 9.81  # m/s^2
 
 
 

@@ -24,6 +24,8 @@ NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 NAME_MAX = 64
 #: Top-level port names the simulator registers itself; no robot may be named so (any case).
 RESERVED_NAMES = ("sim", "playback", "nameserver", "external")  # external: protocol 11
+#: Most steps one step command takes (``/sim`` and ``/playback`` step, ROS 2's ``/coopsim/step``).
+MAX_STEPS = 1_000_000
 
 
 def shown(value, *bounds: float) -> str:

@@ -26,6 +26,8 @@ RGB = tuple[int, int, int]
 SHAPES = ("box", "cylinder", "sphere")
 MODES = ("realtime", "lockstep")
 DT_RANGE = (0.0005, 0.1)  # s: the one place the physics step's bounds are set
+#: m/s^2, along -z: the gravity of every engine, flight controller and accelerometer
+GRAVITY = 9.81
 
 
 def check_dt(dt: float) -> str:

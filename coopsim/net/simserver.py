@@ -21,7 +21,8 @@ import zmq
 
 from . import protocol as p
 from ..model.errors import CoopsimError, NotAllowedError, ProtocolError
-from ..model.limits import check_object_spec, check_robot_fields, check_target_spec, shown
+from ..model.limits import (MAX_STEPS, check_object_spec, check_robot_fields, check_target_spec,
+                            shown)
 from ..formats.files import load, scenario_from_world
 from ..formats.keys import external_spec
 from .protocol import Command, Message
@@ -40,7 +41,6 @@ CALL_WAIT = 10.0  # s to wait for the stepper to carry out a change (a load can 
 # s a load's own thread waits for the stepper to put the new world in place: /sim answers
 # meanwhile, so only a stuck stepper should end it (a first imported arm compiles kernels)
 LOAD_WAIT = 120.0
-MAX_STEPS = 1_000_000  # most steps one step command takes
 STEP_WAIT = 8.0  # s a step command waits for its steps (under the gateway's 10 s timeout)
 
 

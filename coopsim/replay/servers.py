@@ -25,7 +25,8 @@ from .player import MODE, MODE_INDEX, Player
 from ..net.protocol import Command, Message
 from ..recording.reader import Recording
 from ..net.server import Server
-from ..net.simserver import MAX_STEPS, list_objects, list_robots, list_targets
+from ..model.limits import MAX_STEPS
+from ..net.simserver import list_objects, list_robots, list_targets
 from ..net.squads import steered
 from ..net.statestream import StatePublisher
 

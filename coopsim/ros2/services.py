@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..model.commands import OUT_OF_RANGE
+from ..model.limits import MAX_STEPS
 from ..model.statedoc import DocKey
 
-MAX_STEPS = 1_000_000  # most steps one call takes: /sim's step limit (net/simserver.py)
 
 #: The run-control services: name -> (/sim command, ROS 2 type). Names under the node's
 #: namespace ``/coopsim``; the Gazebo Classic aliases take std_srvs/Empty (no answer to read).

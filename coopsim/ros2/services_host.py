@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 
 from ..model.errors import CoopsimError
+from ..model.limits import MAX_STEPS
 from .services import SERVICES, RunControl
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,8 @@ class ControlNode:
         env.pop("PYTHONPATH", None)  # the node imports rclpy, not coopsim's tree
         services = {name: kind for name, (_, kind) in SERVICES.items()}
         try:
-            self.proc = subprocess.Popen([python, str(NODE_SCRIPT), json.dumps(services)],
+            self.proc = subprocess.Popen([python, str(NODE_SCRIPT), json.dumps(services),
+                                          str(MAX_STEPS)],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True, env=env)
         except OSError as exc:

@@ -32,18 +32,18 @@ from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor, IntegerRange, SetParametersResult
 
 NODE = "coopsim_control"
-MAX_STEPS = 1_000_000  # /sim's step limit (coopsim.net.simserver.MAX_STEPS)
 ANSWER_WAIT = 30.0  # s a call waits for coopsim's answer (/sim's longest wait is 10 s)
 
 
 class Control(Node):
     """The services; each call waits for coopsim's answer on stdin."""
 
-    def __init__(self, services: dict) -> None:
+    def __init__(self, services: dict, max_steps: int) -> None:
         super().__init__(NODE)
+        self.max_steps = max_steps  # /sim's step limit (coopsim.model.limits.MAX_STEPS)
         self.declare_parameter("step_count", 1, ParameterDescriptor(
-            description="steps each /coopsim/step call takes (1..1000000)",
-            integer_range=[IntegerRange(from_value=1, to_value=MAX_STEPS, step=1)]))
+            description=f"steps each /coopsim/step call takes (1..{max_steps})",
+            integer_range=[IntegerRange(from_value=1, to_value=max_steps, step=1)]))
         self.add_on_set_parameters_callback(self._check)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -56,9 +56,9 @@ class Control(Node):
     def _check(self, params) -> SetParametersResult:
         for p in params:
             if p.name == "step_count" and not (isinstance(p.value, int)
-                                               and 1 <= p.value <= MAX_STEPS):
+                                               and 1 <= p.value <= self.max_steps):
                 return SetParametersResult(successful=False, reason=(
-                    f"step_count must be an integer 1..{MAX_STEPS}, not {p.value!r}"))
+                    f"step_count must be an integer 1..{self.max_steps}, not {p.value!r}"))
         return SetParametersResult(successful=True)
 
     def _handler(self, name: str, kind: str):
@@ -111,9 +111,9 @@ def rclpy_version() -> str:
 
 
 def main() -> None:
-    services = json.loads(sys.argv[1])
+    services, max_steps = json.loads(sys.argv[1]), int(sys.argv[2])
     rclpy.init()
-    node = Control(services)
+    node = Control(services, max_steps)
     executor = MultiThreadedExecutor(num_threads=4)
     executor.add_node(node)
     spinning = threading.Thread(target=spin, args=(executor,), daemon=True)

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-GRAVITY = 9.81  # m/s^2
+from ..model.specs import GRAVITY
+
 Q_ANGLE = 11  # fractional bits of angles and rates (Q4.11)
 Q_GAIN = 7  # fractional bits of gains (Q8.7)
 Q_ACCEL = 5  # fractional bits of the angular-acceleration command (Q10.5)

@@ -25,8 +25,8 @@ import numpy as np
 from ..model.compiled import jit, numba, warmer
 from ..model.errors import SimulationError
 from ..model.quaternion_kernels import rotate
+from ..model.specs import GRAVITY
 
-GRAVITY = 9.81  # m/s^2 (coopsim.swarm.flight.GRAVITY)
 MASS, ARM, KF, KM, TOP, IXX = 0, 1, 2, 3, 4, 5  # fleet columns (Izz at IXX + 2)
 POS, VEL, VEL_I, VEL_I_MAX, ATT, YAW, RATE, RATE_YAW, MAX_TILT, MAX_RATE = range(10)
 ALPHA, BETA = 0.6, 0.15  # the estimate's filter gains (coopsim.swarm.flight.estimate)

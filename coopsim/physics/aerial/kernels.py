@@ -27,10 +27,10 @@ from ...model.compiled import jit, numba, prange
 from ...model.threads import kernel_threads
 from ...model.health import ALTITUDE, BEYOND, CEILING, DEPTH, MAX_RATE, MAX_SPEED, NONFINITE, OK, \
     OUTSIDE, RATE, SPEED
+from ...model.specs import GRAVITY
 
 IDLE, DIFFERENTIAL, VELOCITY, FREE = 0, 1, 2, 3  # kinds of row
 MASS, IXX, IYY, IZZ, CLEAR, RADIUS, MU = range(7)  # param columns
-GRAVITY = 9.81  # m/s^2, along -z
 SERIES = 0.5  # rad: angles up to this take sin and cos from their series (error < 1e-18)
 HALVINGS = 64  # an angle is halved at most this often (inf and nan leave the loop at once)
 # Rows from which numba's threads share a step (coopsim.model.threads chooses how many): below,

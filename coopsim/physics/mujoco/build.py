@@ -15,7 +15,7 @@ import numpy as np
 
 from ...model.placement import DEFAULT_HEIGHT  # the one the placement check sees too
 from ...model.robot_type import BodySpec, MemberSpec, ShapeSpec
-from ...model.specs import FloorSpec, ObjectSpec
+from ...model.specs import FloorSpec, GRAVITY, ObjectSpec
 from . import state as ms
 
 try:
@@ -23,7 +23,6 @@ try:
 except ImportError:  # the engine is optional: mujoco.engine says how to install it
     mujoco = None
 
-GRAVITY = 9.81  # m/s^2
 MAX_SUBSTEP = 0.005  # s, the longest MuJoCo step one engine step is cut into
 WALL_HEIGHT = 4.0  # m
 WALL_THICKNESS = 1.0  # m, the boundary walls just outside the floor (as pymunk's)

@@ -16,9 +16,8 @@ import numpy as np
 import pymunk
 
 from ...model.robot_type import JointSpec, ShapeSpec
-from ...model.specs import FloorSpec, ObjectSpec
+from ...model.specs import FloorSpec, GRAVITY, ObjectSpec
 
-GRAVITY = 9.81  # m/s^2
 FLOOR_FRICTION = 0.5  # Coulomb coefficient between movable objects and the floor
 WALL_THICKNESS = 1.0  # m, the invisible boundary walls just outside the floor
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...model.compiled import jit, warmer
 from ...model.quaternion_kernels import rotate
+from ...model.specs import GRAVITY
 
 
 def columns(p, names: tuple) -> tuple[np.ndarray, int]:
@@ -41,7 +42,6 @@ def columns(p, names: tuple) -> tuple[np.ndarray, int]:
 # STATE3D; state tables are (N, ...) indexed by frame row too, so nothing is gathered. No
 # fused multiply-adds (numba contracts none without fastmath): the bits of numpy's arithmetic.
 
-GRAVITY = 9.81  # m/s^2 (coopsim.swarm.flight.GRAVITY)
 
 
 @jit(inline=True)

@@ -46,9 +46,9 @@ from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from ...swarm import flight_kernels
+from ...model.specs import GRAVITY
 
 SANITY_RATE = 50.0  # rad/s: larger body or yaw rates are refused
-GRAVITY = 9.81  # m/s^2
 #: Thrust-to-weight, 4 kf max_speed^2 / (m g), an airframe may have: below 1 it cannot hover;
 #: above 20 it is beyond any multirotor flown (racing quadrotors reach about 10 to 15). The
 #: published Crazyflie 2.x sets give 1.49 to 2.11.

@@ -43,9 +43,9 @@ from ...model.params import ParamSpec
 from . import armkernels
 from .common import rate
 from .joints import DEFAULT_SPEED, positions_row, speed_fraction, start_move
+from ...model.specs import GRAVITY
 
 SANITY = 1000.0  # m: larger coordinates are refused before any solving
-GRAVITY = 9.81  # m/s^2: what the angles a move_to found are checked to hold against
 #: What one request may spend: iterations over all restarts (the same answer on every
 #: machine); the network's real-time path adds a wall-time cap (coopsim.net.offload).
 BUDGET = Budget(iterations=800, per_seed=40, polish=20)
