@@ -19,8 +19,9 @@ and the earlier one under the default gains, and this one with lower rate and at
 ``--cost N``: instead, the CPU time per step (``time.process_time``, after 200 warm-up ticks) of N
 Crazyflies hovering 0.5 m apart under the batch ``flight`` driver (every ``--every`` steps),
 each with its imu, mocap and altimeter, in lockstep at 500 Hz on each of ``--engines``, and
-the real-time factor it allows (2 ms / CPU per step). Run it with ``COOPSIM_JIT=wait`` and
-with a baseline tree on PYTHONPATH in turn, alternating, to compare.
+the real-time factor it allows (2 ms / CPU per step). Run it with a baseline
+tree on PYTHONPATH in turn, alternating, to compare (with ``COOPSIM_JIT=wait`` for an older
+tree, which stepped on numpy until its kernels had loaded).
 
 Usage: python studies/crazyflie_step.py [--engines mujoco aerial] [--tau 0.145] [--earlier]
            [--crazyflow /tmp/peers-venv/bin/python] [--plot docs/experiments/crazyflie_step.png]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
 import subprocess
 import sys
@@ -60,7 +59,6 @@ def run(path: Path, record: Path, controller: bool) -> str:
     process flies quad1 at the step's period. Returns the run's summary."""
     proc = subprocess.Popen([sys.executable, "-m", "coopsim", "run", str(path), "--headless",
                              "--port", "0", "--record", str(record)], cwd=ROOT, text=True,
-                            env=dict(os.environ, COOPSIM_JIT="wait"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     drone = None
     if controller:

@@ -357,7 +357,8 @@ def record(path: Path, robots: int, steps: int):
 
 class LiveRun:
     """``coopsim run`` of ``robots`` ``single`` robots in a process of its own (headless, no
-    controllers, its name server on a free port, ``COOPSIM_JIT=wait``): ``with LiveRun(10) as
+    controllers, its name server on a free port; ``COOPSIM_JIT=wait`` for an older tree,
+    which stepped on numpy until its kernels had loaded): ``with LiveRun(10) as
     run: run.nameserver, run.proc``.
 
     Args:

@@ -25,9 +25,9 @@ arrays (forward 0.5 x distance capped at 0.5 m/s when facing within 90 degrees, 
 heading error capped at 1.5 rad/s); the sensor 11 beams over -90 .. +90 degrees, 2 m.
 
 How it runs: every side is a worker process (coopsim's in this interpreter, one thread,
-``COOPSIM_JIT=wait``; a peer's in the interpreter of ``COOPSIM_PEERS_PYTHON``, default
-``/tmp/peers/bin/python``: torch and JAX stay out of coopsim's environment; torch on one
-thread, JAX's XLA too: every side on one thread). Each builds its
+``COOPSIM_JIT=wait`` for an older tree; a peer's in the interpreter of
+``COOPSIM_PEERS_PYTHON``, default ``/tmp/peers/bin/python``: torch and JAX stay out of
+coopsim's environment; torch on one thread, JAX's XLA too: every side on one thread). Each builds its
 world, warms up, then answers blocks (about ``BUDGET`` s of steps, timed by the process's CPU
 time, all its threads, and by the wall) in turn, the order swapped from one round to
 the next; the ratio is the median of the rounds' ratios. A peer that is missing skips its

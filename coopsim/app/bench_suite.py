@@ -155,8 +155,8 @@ def reuse_kernels(new: Path, trees: Path) -> None:
 def worker(top: Path, path: Path, *args: str, smoke: bool = False) -> subprocess.CompletedProcess:
     """The suite's worker (``benchmarks/cpu.py ARGS``, the clone's suite) in a fresh process
     with the tree ``path`` first on the path, from an empty folder (``/tmp``: no coopsim of the
-    working folder slips in), the kernels waited for (``COOPSIM_JIT=wait``); at smoke size when
-    ``smoke``."""
+    working folder slips in); at smoke size when ``smoke``. ``COOPSIM_JIT=wait`` is set for the
+    older trees that read it (they stepped on numpy until their kernels had loaded)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "COOPSIM_BENCH_SMOKE")}
     env.update(PYTHONPATH=str(path), COOPSIM_JIT="wait")
     if smoke:
