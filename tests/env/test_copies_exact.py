@@ -5,6 +5,8 @@ and sonar ranges, through wall and robot-robot contacts."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -16,17 +18,20 @@ from coopsim.model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec,
                                  Settings, WorldSpec)
 
 K, STEPS = 4, 50
-NAMES = ("r0", "r1", "r2")
+NAMES = tuple(f"r{k}" for k in range(8))
 
 
 def _scenario() -> ScenarioSpec:
-    """Three single robots close together between a wall and the floor's edge."""
-    robots = (RobotSpec("single", "r0", (-0.4, 0.0, 0.0)),
-              RobotSpec("single", "r1", (0.0, 0.05, 3.1)),
-              RobotSpec("single", "r2", (-0.2, 0.6, -1.5)))
-    wall = (ObjectSpec("wall", "box", (0.2, 1.6, 0.5), (0.7, 0.2, 0.25)),
+    """Seven single robots in a tight ring, facing its centre where an eighth stands, between a wall and a post:
+    driven ahead they press into each other several at a time (the pushes a robot gets from
+    several others summed in the engine's order) and into the walls."""
+    ring = np.linspace(0.0, 2 * math.pi, 7, endpoint=False)
+    robots = tuple(RobotSpec("single", n, (0.45 * math.cos(t), 0.45 * math.sin(t), 0.0),
+                             t - math.pi) for n, t in zip(NAMES, ring))
+    robots += (RobotSpec("single", NAMES[-1], (0.02, -0.01, 0.0), 0.3),)
+    wall = (ObjectSpec("wall", "box", (0.2, 1.6, 0.5), (0.9, 0.2, 0.25)),
             ObjectSpec("post", "cylinder", (0.15, 0.15, 0.5), (-0.9, -0.6, 0.25)))
-    return ScenarioSpec(WorldSpec(FloorSpec(2.4, 2.0), objects=wall), robots=robots,
+    return ScenarioSpec(WorldSpec(FloorSpec(2.6, 2.2), objects=wall), robots=robots,
                         settings=Settings(dt=0.05, seed=1, engine="kinematic"))
 
 
@@ -48,7 +53,7 @@ def test_copy_c_is_the_template_world_run_alone_bit_for_bit():
              for _ in range(K)]
     for ep in alone:
         ep.reset(seed=0)
-    touched = 0
+    touched = crowded = 0
     for t in range(STEPS):
         batch.act(act[t])
         batch.tick()
@@ -64,4 +69,12 @@ def test_copy_c_is_the_template_world_run_alone_bit_for_bit():
             for j, n in enumerate(NAMES):
                 assert np.array_equal(sonar[j], ep.observation(snap, n)["sonar"]), (t, c, n)
         touched += int((batch.contact != 0).any())
-    assert touched > 10  # walls and robots were met
+        crowded += int(_crowded(batch.pos[:a], batch._shared["radius"][:a]))
+    assert touched > 10 and crowded > 5  # walls met; a robot pressed by three others at once
+
+
+def _crowded(pos, radius) -> bool:
+    """Whether some robot overlaps three others or more (positions of one copy)."""
+    d = np.linalg.norm(pos[:, None] - pos[None], axis=2)
+    near = d < (radius[:, None] + radius[None]) + 1e-3
+    return bool(((near.sum(axis=1) - 1) >= 3).any())
