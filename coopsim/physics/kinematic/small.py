@@ -4,7 +4,9 @@ A step of the engine (:mod:`coopsim.physics.kinematic.engine`) is about eight ke
 :mod:`coopsim.physics.kinematic.kernels` and the Python between them: ~20 us for one robot,
 mostly each call's dispatch. Here the same kernels' per-robot bodies (their inline helpers) run
 in the same order on one thread, so the results are the same bits; the engine uses this up to
-``kinematic.SMALL_N`` robots. Frames and units: world frame, metres, radians, seconds.
+``kinematic.SMALL_N`` robots, and the copies batch backend (:mod:`coopsim.env.copykernels`) steps
+each copy with it on the copy's rows (views), so a copy is the same bits as its template world.
+Frames and units: world frame, metres, radians, seconds.
 """
 
 from __future__ import annotations
