@@ -48,8 +48,8 @@ def _step(name: str, engine: str) -> None:
     from ..sim.simulation import Simulation
     from ..sim.stepper import Stepper
 
-    spec = load(str(bundled_root() / "scenarios" / f"{name}.scenario"))
-    try:
+    try:  # a scenario naming the mujoco engine refuses to load without MuJoCo
+        spec = load(str(bundled_root() / "scenarios" / f"{name}.scenario"))
         sim = Simulation(spec, seed=1, engine=engine)
     except (CoopsimError, ImportError):  # a 2D engine refusing a flyer, mujoco not installed
         return
