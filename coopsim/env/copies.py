@@ -49,7 +49,7 @@ from .mapping import LearningError, agent_map
 log = logging.getLogger(__name__)
 
 SCENE = ("rules", "events", "zones", "squads", "objects")  # ScenarioSpec fields it lacks
-CHUNK = 8  # copies a thread takes at a time
+CHUNK = 1  # blocks of copies (copykernels.BLOCK) a thread takes at a time
 PARALLEL_MIN = 64  # robots from which the copies are shared among threads
 
 
@@ -208,13 +208,17 @@ class CopyBatch:
     def _state(self, n: int, beams: int) -> None:
         """The copies' other per-robot arrays (``n`` rows, zeros): commands, state, contacts,
         the fan's ranges, the kernel's scratch."""
+        from ..physics.kinematic.small import scratch_arrays
+
         self.mode = np.zeros(n, np.int64)
         self.cmd, self.state = np.zeros((n, 3)), np.zeros((n, 6))
         self.act_rows = np.zeros((n, 2))
         self.contact = np.zeros((n, 2))
         self._scratch = dict(buf=np.zeros((n, 2)), moved=np.zeros(n, np.uint8),
                              flag=np.zeros(n, np.uint8),
-                             rows=np.tile(np.arange(self.width, dtype=np.int64), self.copies),
+                             rows=np.arange(n, dtype=np.int64),
+                             steps=scratch_arrays(n),
+                             gstart=np.zeros((self.copies, self.width + 65), np.int64),
                              sight=np.zeros((n, 2)), cdata=np.zeros((n, 3)),
                              dirs=np.zeros((n, 2, beams)))
         self.ranges, self.forward = np.zeros((n, beams)), np.zeros(n)
@@ -290,7 +294,8 @@ class CopyBatch:
             sc = self._scratch
             self._kernel(self.width, self.pos, sc["buf"], self.yaw, self.heading, self.cmd,
                          self.mode, self.state, self.contact, self._shared["radius"],
-                         sc["moved"], sc["flag"], sc["rows"], self._static, self._half, self.dt,
+                         sc["moved"], sc["flag"], sc["rows"], sc["steps"], sc["gstart"],
+                         self._static, self._half, self.dt,
                          self._limits, move, self._cast, self._angles, self._shared["reach"],
                          self._shared["group"], self._grids, sc["sight"], sc["cdata"],
                          sc["dirs"], self.ranges, self.forward)

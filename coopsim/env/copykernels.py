@@ -29,8 +29,10 @@ import math
 import numpy as np
 
 from ..model.compiled import jit, prange, warmer
-from ..physics.kinematic.small import step_small
+from ..physics.kinematic.small import step_rows
 from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
+
+BLOCK = 16  # copies a call of the per-copy kernel steps (numba's threads take whole blocks)
 
 
 @jit(inline=True)
@@ -51,53 +53,59 @@ def _sonar(n, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, di
 
 @jit(parallel=True)
 def step_copies(agents, pos, buf, yaw, heading, cmd, mode, state, contact, radius, moved, flag,
-                rows, static, half, dt, limits, move, cast, angles, reach, group, grids, sight,
-                cdata, dirs, ranges, forward):
+                rows, scratch, gstart, static, half, dt, limits, move, cast, angles, reach,
+                group, grids, sight, cdata, dirs, ranges, forward):
     """One step of every copy (see the module), its engine commands ``cmd`` (N, 3) and
     ``mode`` (N,) already driven. Per-robot arrays have K x ``agents`` rows, copy by copy:
     pos/buf (N, 2), yaw (N,), heading (N, 2) the engine's cos/sin, state (N, 6), contact
     (N, 2), the template's radius, reach (the fan kind's max_range, m) and group, tiled (N,);
-    the engine's pass scratch moved/flag (N,) uint8 (zeros) and rows (N,) int64 (each copy's
-    0 .. agents - 1); the sensing scratch sight (N, 2) (cos, sin of the yaw), cdata (N, 3),
+    the engine's pass scratch moved/flag (N,) uint8 (zeros), rows (N,) int64 (0 .. N - 1),
+    ``scratch`` (:func:`~coopsim.physics.kinematic.small.scratch_arrays` of N) and ``gstart``
+    (K, agents + 65) int64 (each copy's robot grid); the sensing scratch sight (N, 2) (cos, sin of the yaw), cdata (N, 3),
     dirs (N, 2, B); outputs ranges (N, B) m (when ``cast``) and forward (N,) m/s. ``static``,
     ``half``, ``limits``: the template engine's static grid, floor half extents and
     step_small's limits (:meth:`~coopsim.physics.engine.Engine.copy_template`); ``dt`` s;
     ``grids`` the caster's static grid set, ``angles`` (B, 2) the beams' (cos, sin).
     ``move`` False: sense only (a reset's observation: nothing moved)."""
     copies = len(pos) // agents
-    for cu in prange(copies):
-        _copy(np.int64(cu), agents, pos, buf, yaw, heading, cmd, mode, state, contact, radius,
-              moved, flag, rows, static, half, dt, limits, move, cast, angles, reach, group,
-              grids, sight, cdata, dirs, ranges, forward)
+    for bu in prange((copies + BLOCK - 1) // BLOCK):
+        c0 = np.int64(bu) * BLOCK
+        _copies(c0, min(c0 + BLOCK, copies), agents, pos, buf, yaw, heading, cmd, mode, state,
+                contact, radius, moved, flag, rows, scratch, gstart, static, half, dt, limits,
+                move, cast, angles, reach, group, grids, sight, cdata, dirs, ranges, forward)
 
 
-@jit()
-def _copy(c, agents, pos, buf, yaw, heading, cmd, mode, state, contact, radius, moved, flag,
-          rows, static, half, dt, limits, move, cast, angles, reach, group, grids, sight, cdata,
-          dirs, ranges, forward):
-    """Copy ``c``'s step (:func:`step_copies`' loop body, ``c`` int64: prange's index is
-    unsigned): the engine's :func:`~coopsim.physics.kinematic.small.step_small` on the copy's
-    rows (views), then its fan. A serial kernel of its own, not inlined in the parallel loop:
-    numba's parallel passes then analyse a loop of one call instead of the whole step."""
-    lo, hi = c * agents, c * agents + agents
-    if move:
-        step_small(pos[lo:hi], buf[lo:hi], yaw[lo:hi], cmd[lo:hi], mode[lo:hi],
-                   heading[lo:hi], radius[lo:hi], state[lo:hi], contact[lo:hi], moved[lo:hi],
-                   flag[lo:hi], rows[lo:hi], static, half, dt, limits)
-    for i in range(lo, hi):
-        sight[i, 0], sight[i, 1] = math.cos(yaw[i]), math.sin(yaw[i])
-        cdata[i, 0], cdata[i, 1], cdata[i, 2] = pos[i, 0], pos[i, 1], radius[i]
-        forward[i] = state[i, 3] * sight[i, 0] + state[i, 4] * sight[i, 1]
-    if cast:
+@jit(counted=False)
+def _copies(c0, c1, agents, pos, buf, yaw, heading, cmd, mode, state, contact, radius, moved,
+            flag, rows, scratch, gstart, static, half, dt, limits, move, cast, angles, reach,
+            group, grids, sight, cdata, dirs, ranges, forward):
+    """Copies ``c0`` .. ``c1`` - 1, each whole in turn (:func:`step_copies`' loop body, int64:
+    prange's index is unsigned): the engine's
+    :func:`~coopsim.physics.kinematic.small.step_rows` on the copy's rows of the batch's
+    arrays, then its fan. A serial kernel of its own, not inlined in the parallel loop: numba's
+    parallel passes then analyse a loop of one call instead of the whole step; a block of
+    copies a call, as the call's entry (its ~30 arguments' fields, the inlined step's frame)
+    costs more than a copy of one robot. No array made and none counted (``counted=False``)."""
+    for c in range(c0, c1):
+        lo, hi = c * agents, c * agents + agents
+        if move:
+            step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
+                      flag, rows, static, half, dt, limits, scratch, gstart[c])
         for i in range(lo, hi):
-            _sonar(i, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, dirs,
-                   ranges)
+            sight[i, 0], sight[i, 1] = math.cos(yaw[i]), math.sin(yaw[i])
+            cdata[i, 0], cdata[i, 1], cdata[i, 2] = pos[i, 0], pos[i, 1], radius[i]
+            forward[i] = state[i, 3] * sight[i, 0] + state[i, 4] * sight[i, 1]
+        if cast:
+            for i in range(lo, hi):
+                _sonar(i, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, dirs,
+                       ranges)
 
 
 def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
     """Arguments of :func:`step_copies` for a tiny batch with the types a real one has (one
     robot a copy on an empty 4 x 4 m floor): calling it compiles, or loads, the kernel."""
     from ..physics.kinematic.engine import static_grid
+    from ..physics.kinematic.small import scratch_arrays
     from ..raycast.jitcast import static_grids
 
     n, beams = copies * agents, 11
@@ -110,13 +118,14 @@ def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
     heading = f2()
     heading[:, 0] = 1.0
     limits = (0.2, 0.2, 0.5, 16.0, 3.0, 32.0)
-    rows = np.tile(np.arange(agents, dtype=np.int64), copies)
+    rows = np.arange(n, dtype=np.int64)
     u8 = lambda: np.zeros(n, np.uint8)  # noqa: E731
     angles = np.column_stack((np.cos(np.linspace(-1.5, 1.5, beams)),
                               np.sin(np.linspace(-1.5, 1.5, beams))))
     return (agents, np.full((n, 2), 0.3), f2(), np.zeros(n), heading, np.zeros((n, 3)),
-            np.zeros(n, np.int64), np.zeros((n, 6)), f2(), ones * 0.2, u8(), u8(), rows, static,
-            half, 0.05, limits, True, True, angles, ones * 2.0, np.arange(1, n + 1, dtype=np.int64), grids, f2(),
+            np.zeros(n, np.int64), np.zeros((n, 6)), f2(), ones * 0.2, u8(), u8(), rows,
+            scratch_arrays(n), np.zeros((copies, agents + 65), np.int64), static, half, 0.05,
+            limits, True, True, angles, ones * 2.0, np.arange(1, n + 1, dtype=np.int64), grids, f2(),
             np.zeros((n, 3)), np.zeros((n, 2, beams)), np.zeros((n, beams)), np.zeros(n))
 
 
