@@ -209,6 +209,7 @@ class CopyBatch:
         """The copies' other per-robot arrays (``n`` rows, zeros): commands, state, contacts,
         the fan's ranges, the kernel's scratch."""
         from ..physics.kinematic.small import scratch_arrays
+        from . import copykernels as ck
 
         self.mode = np.zeros(n, np.int64)
         self.cmd, self.state = np.zeros((n, 3)), np.zeros((n, 6))
@@ -218,7 +219,8 @@ class CopyBatch:
                              flag=np.zeros(n, np.uint8),
                              rows=np.arange(n, dtype=np.int64),
                              steps=scratch_arrays(n),
-                             gstart=np.zeros((self.copies, self.width + 65), np.int64),
+                             gstart=np.zeros((-(-self.copies // ck.BLOCK), self.width + 65),
+                                             np.int64),
                              sight=np.zeros((n, 2)), cdata=np.zeros((n, 3)),
                              dirs=np.zeros((n, 2, beams)))
         self.ranges, self.forward = np.zeros((n, beams)), np.zeros(n)

@@ -61,8 +61,8 @@ def step_copies(agents, pos, buf, yaw, heading, cmd, mode, state, contact, radiu
     (N, 2), the template's radius, reach (the fan kind's max_range, m) and group, tiled (N,);
     the engine's pass scratch moved/flag (N,) uint8 (zeros), rows (N,) int64 (0 .. N - 1),
     ``scratch`` (:func:`~coopsim.physics.kinematic.small.scratch_arrays` of N) and ``gstart``
-    (K, agents + 65) int64 (each copy's robot grid); the sensing scratch sight (N, 2) (cos, sin of the yaw), cdata (N, 3),
-    dirs (N, 2, B); outputs ranges (N, B) m (when ``cast``) and forward (N,) m/s. ``static``,
+    (ceil(K / BLOCK), agents + 65) int64 (a block's robot grid, each copy's in turn); the
+    sensing scratch sight (N, 2) (cos, sin of the yaw), cdata (N, 3), dirs (N, 2, B); outputs ranges (N, B) m (when ``cast``) and forward (N,) m/s. ``static``,
     ``half``, ``limits``: the template engine's static grid, floor half extents and
     step_small's limits (:meth:`~coopsim.physics.engine.Engine.copy_template`); ``dt`` s;
     ``grids`` the caster's static grid set, ``angles`` (B, 2) the beams' (cos, sin).
@@ -90,7 +90,7 @@ def _copies(c0, c1, agents, pos, buf, yaw, heading, cmd, mode, state, contact, r
         lo, hi = c * agents, c * agents + agents
         if move:
             step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
-                      flag, rows, static, half, dt, limits, scratch, gstart[c])
+                      flag, rows, static, half, dt, limits, scratch, gstart[c0 // BLOCK])
         for i in range(lo, hi):
             sight[i, 0], sight[i, 1] = math.cos(yaw[i]), math.sin(yaw[i])
             cdata[i, 0], cdata[i, 1], cdata[i, 2] = pos[i, 0], pos[i, 1], radius[i]
@@ -124,7 +124,8 @@ def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
                               np.sin(np.linspace(-1.5, 1.5, beams))))
     return (agents, np.full((n, 2), 0.3), f2(), np.zeros(n), heading, np.zeros((n, 3)),
             np.zeros(n, np.int64), np.zeros((n, 6)), f2(), ones * 0.2, u8(), u8(), rows,
-            scratch_arrays(n), np.zeros((copies, agents + 65), np.int64), static, half, 0.05,
+            scratch_arrays(n), np.zeros((-(-copies // BLOCK), agents + 65), np.int64), static,
+            half, 0.05,
             limits, True, True, angles, ones * 2.0, np.arange(1, n + 1, dtype=np.int64), grids, f2(),
             np.zeros((n, 3)), np.zeros((n, 2, beams)), np.zeros((n, beams)), np.zeros(n))
 

@@ -73,22 +73,28 @@ def sort_rows(lo, hi, pos, radius, cell, cells, start, order, binned):
     start[0 .. cells] (CSR, offsets lo .. hi), order[lo .. hi - 1] and binned[lo .. hi - 1]
     (see :func:`bin_robots`). No array made: a small world's step and each copy of a batch
     hand their scratch."""
+    if cells == 1:  # one cell (a world of one robot, say): robot order is the cell's
+        start[0], start[1] = lo, hi
+        for i in range(lo, hi):
+            order[i] = i
+            binned[i, 0], binned[i, 1], binned[i, 2] = pos[i, 0], pos[i, 1], radius[i]
+        return
     for c in range(cells + 1):
         start[c] = 0
-    for i in range(lo, hi):
-        start[cell[i] + 1] += 1
-    start[0] = lo
-    for c in range(cells):
-        start[c + 1] += start[c]
-    for i in range(lo, hi):  # start[c] the next free slot of cell c while placing
+    for i in range(lo, hi):  # counts
+        start[cell[i]] += 1
+    run = lo
+    for c in range(cells):  # start[c] = the end of cell c (a running sum: no store reloaded)
+        run += start[c]
+        start[c] = run
+    start[cells] = hi
+    for e in range(hi - lo):  # from the last robot, each cell filled from its end: ascending
+        i = hi - 1 - e  # in it (no range of step -1: numba divides for its length)
         c = cell[i]
-        k = start[c]
+        k = start[c] - 1
+        start[c] = k
         order[k] = i
         binned[k, 0], binned[k, 1], binned[k, 2] = pos[i, 0], pos[i, 1], radius[i]
-        start[c] = k + 1
-    for c in range(cells, 0, -1):  # each now holds the next cell's start: shifted back
-        start[c] = start[c - 1]
-    start[0] = lo
 
 
 @_inline()
@@ -131,9 +137,11 @@ def geometry(x0, y0, x1, y1, side, cap):
     side = max(side, math.sqrt(w * h / cap))
     # Cell counts as floats: a robot flung ~1e299 m (a huge command, before the floor clamps
     # it) would overflow an int64; the counts that fit ``cap`` are small, so exact either way.
-    while (np.floor(w / side) + 1.0) * (np.floor(h / side) + 1.0) > cap:
+    nx, ny = np.floor(w / side) + 1.0, np.floor(h / side) + 1.0
+    while nx * ny > cap:
         side *= 1.125
-    return x0, y0, 1.0 / side, np.floor(w / side) + 1.0, np.floor(h / side) + 1.0
+        nx, ny = np.floor(w / side) + 1.0, np.floor(h / side) + 1.0
+    return x0, y0, 1.0 / side, nx, ny
 
 
 @_jit()

@@ -46,6 +46,9 @@ def step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact,
         substeps = max(1, math.ceil(min(reach, max_substeps)))
     h = dt / substeps
     side = cell_radii * rmax if rmax > 0 else 1.0
+    widest = 0.0  # first_pass's
+    for i in range(lo, hi):
+        widest = max(widest, radius[i])
     for _ in range(substeps):
         for i in range(lo, hi):
             move_robot(i, pos, yaw, cmd, mode, h, heading)
@@ -56,10 +59,8 @@ def step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact,
         sort_rows(lo, hi, pos, radius, cell, int(geom[NX]) * int(geom[NY]), gstart, order,
                   binned)
         grid = (cell, gstart, order, geom, binned)
-        count, widest = 0, 0.0
-        for i in range(lo, hi):  # first_pass, on this thread
-            widest = max(widest, radius[i])
-        for k in range(lo, hi):
+        count = 0
+        for k in range(lo, hi):  # first_pass, on this thread
             count += _first_robot(k, buf, moved, widest, heading, grid, static, half, contact)
         for i in range(lo, hi):  # the new positions in, the old ones kept in buf
             pos[i, 0], pos[i, 1], buf[i, 0], buf[i, 1] = buf[i, 0], buf[i, 1], pos[i, 0], \
