@@ -1,14 +1,16 @@
 """The compiled per-copy step of the ``copies`` batch backend (:mod:`coopsim.env.copies`).
 
-One call steps every copy of a batch: ``prange`` over the copies, each iteration taking its copy
-whole, in the order a tick of the simulation takes one world once its actuators have driven the
-engine (the acting kind's own ``kernel_actuate`` and the engine's own ``drive``, run by
-:mod:`coopsim.env.copies` before this call): the ``kinematic`` engine's own small-world step
-(:func:`~coopsim.physics.kinematic.small.step_small`, the call a world of up to ``SMALL_N``
-robots steps with) on the copy's rows, then the fan of the kind reading ``ranges`` (its
-``kernel_beams``, cast from the centre against the template's static grid and the copy's other
-chassis, less the radius, within max_range: the kernel contract's ``ranges`` view, which the
-kind's own ``kernel_sense`` reads after this call) and the forward speed a task term reads.
+One call steps every copy of a batch: ``prange`` over blocks of :data:`BLOCK` copies, each
+copy taken whole in turn, in the order a tick of the simulation takes one world once its
+actuators have driven the engine (the acting kind's own ``kernel_actuate`` and the engine's own
+``drive``, run by :mod:`coopsim.env.copies` before this call): the ``kinematic`` engine's own
+small-world step (:func:`~coopsim.physics.kinematic.small.step_rows`, what a world of up to
+``SMALL_N`` robots steps with on all its rows) on the copy's rows, its scratch the batch's
+(each copy's rows of it; the robot grid's starts, one row a block), then the fan of the kind
+reading ``ranges`` (its ``kernel_beams``, cast from the centre against the template's static
+grid and the copy's other chassis, less the radius, within max_range: the kernel contract's
+``ranges`` view, which the kind's own ``kernel_sense`` reads after this call) and the forward
+speed a task term reads.
 
 The copy's motion is therefore the engine's code on the copy's rows: copy c stepped with some
 commands is the same bits as the template world run alone with them. The fan is cast with the
@@ -16,8 +18,9 @@ ray caster's own inline functions (:func:`~coopsim.raycast.jitfan.fan_rays`, ``f
 ``fan_circles``).
 
 Determinism: copy c reads the shared template arrays (static grids, limits) and writes only
-its own rows c A .. c A + A - 1 of every per-robot array: no write is shared, no reduction
-crosses copies, so the result is the same bits for any thread count.
+its own rows c A .. c A + A - 1 of every per-robot array (and its block's grid row, which a
+copy writes before reading): no write is shared, no reduction crosses copies, so the result is
+the same bits for any thread count.
 
 Frames and units: each copy's own frame (the template scenario's world frame), m, rad, s.
 """
@@ -62,10 +65,11 @@ def step_copies(agents, pos, buf, yaw, heading, cmd, mode, state, contact, radiu
     the engine's pass scratch moved/flag (N,) uint8 (zeros), rows (N,) int64 (0 .. N - 1),
     ``scratch`` (:func:`~coopsim.physics.kinematic.small.scratch_arrays` of N) and ``gstart``
     (ceil(K / BLOCK), agents + 65) int64 (a block's robot grid, each copy's in turn); the
-    sensing scratch sight (N, 2) (cos, sin of the yaw), cdata (N, 3), dirs (N, 2, B); outputs ranges (N, B) m (when ``cast``) and forward (N,) m/s. ``static``,
-    ``half``, ``limits``: the template engine's static grid, floor half extents and
-    step_small's limits (:meth:`~coopsim.physics.engine.Engine.copy_template`); ``dt`` s;
-    ``grids`` the caster's static grid set, ``angles`` (B, 2) the beams' (cos, sin).
+    sensing scratch sight (N, 2) (cos, sin of the yaw), cdata (N, 3), dirs (N, 2, B); outputs
+    ranges (N, B) m (when ``cast``) and forward (N,) m/s. ``static``, ``half``, ``limits``: the
+    template engine's static grid, floor half extents and step_rows' limits
+    (:meth:`~coopsim.physics.engine.Engine.copy_template`); ``dt`` s; ``grids`` the caster's
+    static grid set, ``angles`` (B, 2) the beams' (cos, sin).
     ``move`` False: sense only (a reset's observation: nothing moved)."""
     copies = len(pos) // agents
     for bu in prange((copies + BLOCK - 1) // BLOCK):
@@ -125,8 +129,8 @@ def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:
     return (agents, np.full((n, 2), 0.3), f2(), np.zeros(n), heading, np.zeros((n, 3)),
             np.zeros(n, np.int64), np.zeros((n, 6)), f2(), ones * 0.2, u8(), u8(), rows,
             scratch_arrays(n), np.zeros((-(-copies // BLOCK), agents + 65), np.int64), static,
-            half, 0.05,
-            limits, True, True, angles, ones * 2.0, np.arange(1, n + 1, dtype=np.int64), grids, f2(),
+            half, 0.05, limits, True, True, angles, ones * 2.0,
+            np.arange(1, n + 1, dtype=np.int64), grids, f2(),
             np.zeros((n, 3)), np.zeros((n, 2, beams)), np.zeros((n, beams)), np.zeros(n))
 
 

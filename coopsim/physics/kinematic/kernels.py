@@ -11,11 +11,12 @@ contiguous copy of their positions in cell order); :func:`first_pass` resolves e
 cell order; then, while a pass moved any, :func:`activate` lists the robots within reach of one
 that moved and :func:`resolve_pass` resolves only those (in a free swarm a few dozen, in a jam
 its members) and :func:`scatter` writes them back. :func:`finish` reports.
-:mod:`coopsim.physics.kinematic.small` runs all of a step in one call for small worlds (the
-per-robot bodies are shared inline helpers).
-The per-robot bodies another package inlines are public: :func:`move_robot`, :func:`pair_push`,
-:func:`static_push`, :func:`floor_clamp` and :func:`finish_robot` (the copies batch backend's
-step, :mod:`coopsim.env.copykernels`, with :meth:`KinematicEngine.copy_template`'s arrays).
+:mod:`coopsim.physics.kinematic.small` runs all of a step in one call for small worlds, on a
+range of rows (``step_rows``: the copies batch backend steps each copy with it): the per-robot
+bodies, the marking of :func:`activate` (:func:`mark`), :func:`scatter_rows`,
+:func:`speed_rows` and the grid's :func:`bounds_rows`, :func:`geometry`, :func:`cell_of` and
+:func:`sort_rows` are shared inline helpers, on rows lo .. hi - 1 of the arrays where a range
+matters.
 The grids (the robots binned, the static shapes' geometry row) are
 :mod:`coopsim.physics.kinematic.grid`'s, imported here under the same names.
 
