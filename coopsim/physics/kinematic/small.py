@@ -96,7 +96,7 @@ def _ascending(listed, lo, hi, flag):
         flag[listed[k]] = 0
 
 
-@_jit()
+@_inline()
 def scratch_arrays(n):
     """:func:`step_rows`' ``scratch`` for ``n`` rows (uninitialised: a step writes the rows it
     reads before reading them)."""
