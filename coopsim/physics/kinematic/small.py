@@ -71,7 +71,7 @@ def step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact,
                 break
             listed = la if p % 2 == 0 else lb  # not the list activate reads
             k1 = lo + mark(active, lo, k1, moved, buf, pos, radius, grid, flag, listed, lo)
-            _ascending(listed, lo, k1, flag)
+            _ascending(listed, lo, hi, flag)
             active = listed
             count = 0
             for k in range(lo, k1):
@@ -84,16 +84,15 @@ def step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact,
 
 @_inline()
 def _ascending(listed, lo, hi, flag):
-    """listed[lo .. hi - 1] sorted ascending in place (insertion: a small world's few) and
-    their ``flag`` cleared: :func:`~coopsim.physics.kinematic.kernels.activate`'s list."""
-    for k in range(lo + 1, hi):
-        v, e = listed[k], k
-        while e > lo and listed[e - 1] > v:
-            listed[e] = listed[e - 1]
-            e -= 1
-        listed[e] = v
-    for k in range(lo, hi):
-        flag[listed[k]] = 0
+    """listed[lo ..] = the robots of rows lo .. hi - 1 flagged, ascending, their ``flag``
+    cleared: :func:`~coopsim.physics.kinematic.kernels.activate`'s list (sorted by a scan of
+    the rows: linear in them, whatever the count)."""
+    e = lo
+    for j in range(lo, hi):
+        if flag[j]:
+            listed[e] = j
+            e += 1
+            flag[j] = 0
 
 
 @_inline()
