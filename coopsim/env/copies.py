@@ -12,12 +12,13 @@ shared read-only by every copy. The copy axis is a leading axis of rows (copy c'
 row c A + r): the module kinds run their own kernels over those rows, composed once for the
 copies' layout as a world's are (:class:`~coopsim.env.copysense.CopyKinds`): the acting kind's
 ``kernel_actuate`` and the engine's ``drive``, then :func:`coopsim.env.copykernels.step_copies`
-(each copy's engine step and fan cast whole, on numba's threads), then the measured kinds'
-``kernel_sense`` with their noise.
+(each copy's engine step, the engine's own small-world step on the copy's rows, and its fan
+cast, on numba's threads), then the measured kinds' ``kernel_sense`` with their noise. Without
+noise, copy c is the same bits as the template world run alone with copy c's actions.
 
 What it runs (else :func:`batch_world` falls back to the ``world`` backend and says why):
-the engine with the ``copies`` feature (the kinematic one, whose per-robot bodies the per-copy
-step inlines, its arrays read through :meth:`~coopsim.physics.engine.Engine.copy_template`);
+the engine with the ``copies`` feature (the kinematic one, whose small-world step the per-copy
+step calls, its arrays read through :meth:`~coopsim.physics.engine.Engine.copy_template`);
 every robot a one-body robot whose one acting module drives by a kernel handing the engine's
 ``drive`` (``kernel_drive`` ``("drive", 2)``: ``motors``); observed modules whose
 ``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
@@ -48,7 +49,7 @@ from .mapping import LearningError, agent_map
 log = logging.getLogger(__name__)
 
 SCENE = ("rules", "events", "zones", "squads", "objects")  # ScenarioSpec fields it lacks
-CHUNK = 8  # copies a thread takes at a time
+CHUNK = 1  # blocks of copies (copykernels.BLOCK) a thread takes at a time
 PARALLEL_MIN = 64  # robots from which the copies are shared among threads
 
 
@@ -196,7 +197,7 @@ class CopyBatch:
         c, cg, s, sg = engine.static_geometry()
         self._grids = static_grids(c, s, cg, sg)
         self._static, self._half = tpl.static, np.ascontiguousarray(tpl.half, dtype=float)
-        self._limits = np.append(tpl.limits, self.dt)  # copykernels' RMIN .. DT rows
+        self._limits = tuple(float(v) for v in tpl.limits)  # step_small's six
         self._angles = np.ascontiguousarray(np.column_stack((np.cos(angles), np.sin(angles))))
         self._initial = (tpl.pos, tpl.yaw, tpl.heading)
         self.pos, self.yaw, self.heading = (tile(x) for x in self._initial)
@@ -207,11 +208,19 @@ class CopyBatch:
     def _state(self, n: int, beams: int) -> None:
         """The copies' other per-robot arrays (``n`` rows, zeros): commands, state, contacts,
         the fan's ranges, the kernel's scratch."""
+        from ..physics.kinematic.small import scratch_arrays
+        from . import copykernels as ck
+
         self.mode = np.zeros(n, np.int64)
         self.cmd, self.state = np.zeros((n, 3)), np.zeros((n, 6))
         self.act_rows = np.zeros((n, 2))
         self.contact = np.zeros((n, 2))
-        self._scratch = dict(buf=np.zeros((n, 2)), start=np.zeros((n, 2)),
+        self._scratch = dict(buf=np.zeros((n, 2)), moved=np.zeros(n, np.uint8),
+                             flag=np.zeros(n, np.uint8),
+                             rows=np.arange(n, dtype=np.int64),
+                             steps=scratch_arrays(n),
+                             gstart=np.zeros((-(-self.copies // ck.BLOCK), self.width + 65),
+                                             np.int64),
                              sight=np.zeros((n, 2)), cdata=np.zeros((n, 3)),
                              dirs=np.zeros((n, 2, beams)))
         self.ranges, self.forward = np.zeros((n, beams)), np.zeros(n)
@@ -285,10 +294,11 @@ class CopyBatch:
             self.kinds.act(self)
         with policy.kernel_threads(len(self.pos), PARALLEL_MIN, CHUNK, self.threads):
             sc = self._scratch
-            self._kernel(self.width, self.pos, sc["buf"], sc["start"], self.yaw, self.heading,
-                         self.cmd, self.mode, self.state, self.contact,
-                         self._shared["radius"], self._static, self._half, self._limits,
-                         move, self._cast, self._angles, self._shared["reach"],
+            self._kernel(self.width, self.pos, sc["buf"], self.yaw, self.heading, self.cmd,
+                         self.mode, self.state, self.contact, self._shared["radius"],
+                         sc["moved"], sc["flag"], sc["rows"], sc["steps"], sc["gstart"],
+                         self._static, self._half, self.dt,
+                         self._limits, move, self._cast, self._angles, self._shared["reach"],
                          self._shared["group"], self._grids, sc["sight"], sc["cdata"],
                          sc["dirs"], self.ranges, self.forward)
         self.kinds.measure(self, self.kinds.rng if rng is None else rng)

@@ -95,8 +95,10 @@ class CopyTemplate:
         half: (2,) the floor's half length and half width, m (its edges are walls).
         static: The static shapes binned as the engine's per-robot bodies take them: (shapes
             (M, 6), kinds (M,), grid geometry (5,), cell start (cells + 1,), entries).
-        limits: (4,) smallest positive radius (m), the largest move per substep (in smallest
-            radii), the most substeps a step and the most resolution passes a substep.
+        limits: (6,) the engine's small-world step's limits: smallest positive and largest
+            radius (m), the largest move per substep (in smallest radii), the most substeps a
+            step, a robot grid cell's side (in largest radii), the most resolution passes a
+            substep (:func:`~coopsim.physics.kinematic.small.step_small`'s ``limits``).
     """
 
     pos: np.ndarray

@@ -119,7 +119,7 @@ def _digest(threads: int) -> str:
 
 @pytest.mark.slow
 def test_the_same_bits_on_one_two_and_four_threads():
-    """96 copies x 4 robots in chunks of 8 copies: 2 and 4 threads split them; each copy
+    """96 copies x 4 robots in blocks of 16 copies: 2 and 4 threads split them; each copy
     writes only its own rows, so any cross-copy float reduction would show here."""
     one, two, four = (_digest(t) for t in (1, 2, 4))
     assert len(one) == 64 and one == two == four

@@ -40,8 +40,8 @@ def test_the_template_is_the_layout_as_the_kernels_take_it():
     assert np.array_equal(tpl.half, [3.0, 2.0])
     shapes, kinds, geom, start, entries = tpl.static
     assert len(shapes) == 1 and kinds.tolist() == [kinematic.BOX] and start[-1] == len(entries)
-    assert tpl.limits.tolist() == [R, kinematic.SUBSTEP_REACH, kinematic.MAX_SUBSTEPS,
-                                   kinematic.ITERATIONS]
+    assert tpl.limits.tolist() == [R, R, kinematic.SUBSTEP_REACH, kinematic.MAX_SUBSTEPS,
+                                   kinematic.CELL_RADII, kinematic.ITERATIONS]
 
 
 def test_the_template_is_a_frozen_copy():

@@ -344,8 +344,7 @@ class KinematicEngine(Engine):
         return CopyTemplate(*copied((self.pos, self.yaw, self.heading, self.radius,
                                      self.driven, self._half)),
                             static=copied(self._static_grid()),
-                            limits=np.array([self._rmin, SUBSTEP_REACH, float(MAX_SUBSTEPS),
-                                             float(ITERATIONS)]))
+                            limits=np.array(self._limits))
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         """See :meth:`Engine.drive`; a value that is not a finite number is taken as 0."""

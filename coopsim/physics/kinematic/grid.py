@@ -32,14 +32,20 @@ def _inline():
 
 # --- robot grid -----------------------------------------------------------------------------------
 
-@_jit()
-def bounds(pos):
-    """(xmin, ymin, xmax, ymax) of the robots' centres, m."""
+@_inline()
+def bounds_rows(pos, lo, hi):
+    """(xmin, ymin, xmax, ymax) of the centres of robots lo .. hi - 1, m."""
     x0, y0, x1, y1 = math.inf, math.inf, -math.inf, -math.inf
-    for i in range(len(pos)):
+    for i in range(lo, hi):
         x0, x1 = min(x0, pos[i, 0]), max(x1, pos[i, 0])
         y0, y1 = min(y0, pos[i, 1]), max(y1, pos[i, 1])
     return x0, y0, x1, y1
+
+
+@_jit()
+def bounds(pos):
+    """(xmin, ymin, xmax, ymax) of the robots' centres, m."""
+    return bounds_rows(pos, 0, len(pos))
 
 
 @_inline()
@@ -54,30 +60,51 @@ def _cell(x, y, geom):
 
 
 @_inline()
-def _cell_of(i, pos, geom, cell):
+def cell_of(i, pos, geom, cell):
     """cell[i] = the index of the cell holding robot i (see :func:`_cell`)."""
     cx, cy = _cell(pos[i, 0], pos[i, 1], geom)
     cell[i] = cx * int(geom[NY]) + cy
 
 
 @_inline()
-def _place(pos, radius, cell, cells):
-    """:func:`bin_robots` once each robot's ``cell`` is known: the counting sort, in robot
-    order (so the same for any thread count)."""
-    n = len(pos)
-    start = np.zeros(cells + 1, np.int64)
-    for i in range(n):
-        start[cell[i] + 1] += 1
-    for c in range(cells):
-        start[c + 1] += start[c]
-    fill = start[:-1].copy()
-    order = np.empty(n, np.int64)
-    binned = np.empty((n, 3))
-    for i in range(n):
-        k = fill[cell[i]]
+def sort_rows(lo, hi, pos, radius, cell, cells, start, order, binned):
+    """The counting sort of robots lo .. hi - 1 (each robot's ``cell`` known) into ``cells``
+    cells, in robot order (so the same for any thread count), into the caller's arrays:
+    start[0 .. cells] (CSR, offsets lo .. hi), order[lo .. hi - 1] and binned[lo .. hi - 1]
+    (see :func:`bin_robots`). No array made: a small world's step and each copy of a batch
+    hand their scratch."""
+    if cells == 1:  # one cell (a world of one robot, say): robot order is the cell's
+        start[0], start[1] = lo, hi
+        for i in range(lo, hi):
+            order[i] = i
+            binned[i, 0], binned[i, 1], binned[i, 2] = pos[i, 0], pos[i, 1], radius[i]
+        return
+    for c in range(cells + 1):
+        start[c] = 0
+    for i in range(lo, hi):  # counts
+        start[cell[i]] += 1
+    run = lo
+    for c in range(cells):  # start[c] = the end of cell c (a running sum: no store reloaded)
+        run += start[c]
+        start[c] = run
+    start[cells] = hi
+    for e in range(hi - lo):  # from the last robot, each cell filled from its end: ascending
+        i = hi - 1 - e  # in it (no range of step -1: numba divides for its length)
+        c = cell[i]
+        k = start[c] - 1
+        start[c] = k
         order[k] = i
         binned[k, 0], binned[k, 1], binned[k, 2] = pos[i, 0], pos[i, 1], radius[i]
-        fill[cell[i]] += 1
+
+
+@_inline()
+def _place(pos, radius, cell, cells):
+    """:func:`bin_robots` once each robot's ``cell`` is known (:func:`sort_rows`)."""
+    n = len(pos)
+    start = np.empty(cells + 1, np.int64)
+    order = np.empty(n, np.int64)
+    binned = np.empty((n, 3))
+    sort_rows(0, n, pos, radius, cell, cells, start, order, binned)
     return cell, start, order, binned
 
 
@@ -89,16 +116,7 @@ def bin_robots(pos, radius, geom):
     Each robot's cell on the threads; the counts and the placing, on one."""
     cell = np.empty(len(pos), np.int64)
     for i in prange(len(pos)):
-        _cell_of(i, pos, geom, cell)
-    return _place(pos, radius, cell, int(geom[NX]) * int(geom[NY]))
-
-
-@_jit()
-def bin_robots_one(pos, radius, geom):
-    """:func:`bin_robots` on the calling thread (a small world's step)."""
-    cell = np.empty(len(pos), np.int64)
-    for i in range(len(pos)):
-        _cell_of(i, pos, geom, cell)
+        cell_of(i, pos, geom, cell)
     return _place(pos, radius, cell, int(geom[NX]) * int(geom[NY]))
 
 
@@ -112,15 +130,23 @@ def robot_grid(pos, radius, geom) -> tuple:
 
 # --- grids ---------------------------------------------------------------------------------------
 
-@_jit()
-def grid_geometry(x0, y0, x1, y1, side, cap):
-    """Geometry row (see the module) of a grid of square cells covering the rectangle
-    (x0, y0)-(x1, y1) (m), of side ``side`` m or more: at most ``cap`` cells."""
+@_inline()
+def geometry(x0, y0, x1, y1, side, cap):
+    """:func:`grid_geometry`'s row as a tuple of floats (no array made)."""
     w, h = max(x1 - x0, 0.0), max(y1 - y0, 0.0)
     side = max(side, math.sqrt(w * h / cap))
     # Cell counts as floats: a robot flung ~1e299 m (a huge command, before the floor clamps
     # it) would overflow an int64; the counts that fit ``cap`` are small, so exact either way.
-    while (np.floor(w / side) + 1.0) * (np.floor(h / side) + 1.0) > cap:
+    nx, ny = np.floor(w / side) + 1.0, np.floor(h / side) + 1.0
+    while nx * ny > cap:
         side *= 1.125
-    return np.array([x0, y0, 1.0 / side, np.floor(w / side) + 1.0,
-                     np.floor(h / side) + 1.0])
+        nx, ny = np.floor(w / side) + 1.0, np.floor(h / side) + 1.0
+    return x0, y0, 1.0 / side, nx, ny
+
+
+@_jit()
+def grid_geometry(x0, y0, x1, y1, side, cap):
+    """Geometry row (see the module) of a grid of square cells covering the rectangle
+    (x0, y0)-(x1, y1) (m), of side ``side`` m or more: at most ``cap`` cells."""
+    g = geometry(x0, y0, x1, y1, side, cap)
+    return np.array([g[0], g[1], g[2], g[3], g[4]])

@@ -11,11 +11,12 @@ contiguous copy of their positions in cell order); :func:`first_pass` resolves e
 cell order; then, while a pass moved any, :func:`activate` lists the robots within reach of one
 that moved and :func:`resolve_pass` resolves only those (in a free swarm a few dozen, in a jam
 its members) and :func:`scatter` writes them back. :func:`finish` reports.
-:mod:`coopsim.physics.kinematic.small` runs all of a step in one call for small worlds (the
-per-robot bodies are shared inline helpers).
-The per-robot bodies another package inlines are public: :func:`move_robot`, :func:`pair_push`,
-:func:`static_push`, :func:`floor_clamp` and :func:`finish_robot` (the copies batch backend's
-step, :mod:`coopsim.env.copykernels`, with :meth:`KinematicEngine.copy_template`'s arrays).
+:mod:`coopsim.physics.kinematic.small` runs all of a step in one call for small worlds, on a
+range of rows (``step_rows``: the copies batch backend steps each copy with it): the per-robot
+bodies, the marking of :func:`activate` (:func:`mark`), :func:`scatter_rows`,
+:func:`speed_rows` and the grid's :func:`bounds_rows`, :func:`geometry`, :func:`cell_of` and
+:func:`sort_rows` are shared inline helpers, on rows lo .. hi - 1 of the arrays where a range
+matters.
 The grids (the robots binned, the static shapes' geometry row) are
 :mod:`coopsim.physics.kinematic.grid`'s, imported here under the same names.
 
@@ -37,7 +38,8 @@ import numpy as np
 from ...model.compiled import numba, prange
 from ...model.threads import kernel_threads
 from .grid import (INV, NX, NY, X0, Y0, _cell, _inline, _jit, bin_robots,  # noqa: F401
-                             bin_robots_one, bounds, grid_geometry, robot_grid)
+                   bounds, bounds_rows, cell_of, geometry, grid_geometry, robot_grid,
+                   sort_rows)
 
 NONE, DIFFERENTIAL, VELOCITY = 0, 1, 2  # how a robot's command row reads (``mode``)
 CIRCLE, BOX = 0, 1  # static shape kinds: (x, y, r, -, -, -) and (x, y, cos, sin, hl, hw)
@@ -79,14 +81,21 @@ def _half_turn(x):
     return math.sin(x) / x, math.cos(x)
 
 
-@_jit()
-def top_speed(cmd, mode):
-    """Largest |c0| + |c1| of the commands of robots that move (m/s): bounds their speeds."""
+@_inline()
+def speed_rows(cmd, mode, lo, hi):
+    """Largest |c0| + |c1| of the commands of robots lo .. hi - 1 that move (m/s): bounds
+    their speeds."""
     top = 0.0
-    for i in range(len(cmd)):
+    for i in range(lo, hi):
         if mode[i] != NONE:
             top = max(top, abs(cmd[i, 0]) + abs(cmd[i, 1]))
     return top
+
+
+@_jit()
+def top_speed(cmd, mode):
+    """:func:`speed_rows` of every robot."""
+    return speed_rows(cmd, mode, 0, len(cmd))
 
 
 @_jit(parallel=True)
@@ -141,13 +150,6 @@ def finish(pos, start, yaw, cmd, mode, dt, state):
     """``state`` (N, 6) = x, y, yaw, then the velocity: displacement since ``start`` / ``dt``
     and the commanded yaw rate (0 for robots that were not driven)."""
     for i in prange(len(pos)):
-        finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
-
-
-@_jit()
-def finish_one(pos, start, yaw, cmd, mode, dt, state):
-    """:func:`finish` on the calling thread (a small world's step: no parallel launch)."""
-    for i in range(len(pos)):
         finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
 
 
@@ -367,17 +369,15 @@ def _within(pos, j, x, y, reach):
     return dx * dx + dy * dy < reach * reach
 
 
-@_jit()
-def activate(rows, moved, old, pos, radius, grid, flag):
-    """The robots the next pass must look at, ascending: every robot m = rows[k] the last
-    pass moved (``moved[k]``: from ``old[k]`` to ``pos[m]``) and every robot within contact
-    reach of m before or after. Any other robot would come out of the next pass as it went in,
-    with the same contacts: its neighbours within reach, and their positions, are the last
-    pass's. ``flag`` (N,) uint8 scratch, all 0 (left so)."""
+@_inline()
+def mark(rows, k0, k1, moved, old, pos, radius, grid, flag, out, o0):
+    """:func:`activate`'s marking over rows[k0 .. k1 - 1]: flags (``flag`` = 1) and appends
+    to out[o0 ..], in the order met, each robot the next pass must look at; returns how many.
+    """
     cell, start, order, geom, _ = grid
     ny, nxc = int(geom[NY]), int(geom[NX])
-    out, count = np.empty(len(pos), np.int64), 0
-    for k in range(len(rows)):
+    count = 0
+    for k in range(k0, k1):
         if not moved[k]:
             continue
         m = rows[k]
@@ -392,18 +392,36 @@ def activate(rows, moved, old, pos, radius, grid, flag):
                                        or _within(pos, j, old[k, 0], old[k, 1], reach)):
                         continue
                     flag[j] = 1
-                    out[count] = j
+                    out[o0 + count] = j
                     count += 1
+    return count
+
+
+@_jit()
+def activate(rows, moved, old, pos, radius, grid, flag):
+    """The robots the next pass must look at, ascending: every robot m = rows[k] the last
+    pass moved (``moved[k]``: from ``old[k]`` to ``pos[m]``) and every robot within contact
+    reach of m before or after (:func:`mark`). Any other robot would come out of the next pass
+    as it went in, with the same contacts: its neighbours within reach, and their positions,
+    are the last pass's. ``flag`` (N,) uint8 scratch, all 0 (left so)."""
+    out = np.empty(len(pos), np.int64)
+    count = mark(rows, 0, len(rows), moved, old, pos, radius, grid, flag, out, 0)
     active = np.sort(out[:count])
     for j in active:
         flag[j] = 0
     return active
 
 
-@_jit()
-def scatter(pos, rows, new):
-    """Swaps pos[rows[k]] and new[k]: a pass's results in, the positions before it kept for
-    :func:`activate`."""
-    for k in range(len(rows)):
+@_inline()
+def scatter_rows(pos, rows, k0, k1, new):
+    """Swaps pos[rows[k]] and new[k], k0 <= k < k1: a pass's results in, the positions before
+    it kept for :func:`activate`."""
+    for k in range(k0, k1):
         i = rows[k]
         pos[i, 0], pos[i, 1], new[k, 0], new[k, 1] = new[k, 0], new[k, 1], pos[i, 0], pos[i, 1]
+
+
+@_jit()
+def scatter(pos, rows, new):
+    """:func:`scatter_rows` of every row of ``rows``."""
+    scatter_rows(pos, rows, 0, len(rows), new)

@@ -4,63 +4,116 @@ A step of the engine (:mod:`coopsim.physics.kinematic.engine`) is about eight ke
 :mod:`coopsim.physics.kinematic.kernels` and the Python between them: ~20 us for one robot,
 mostly each call's dispatch. Here the same kernels' per-robot bodies (their inline helpers) run
 in the same order on one thread, so the results are the same bits; the engine uses this up to
-``kinematic.SMALL_N`` robots. Frames and units: world frame, metres, radians, seconds.
+``kinematic.SMALL_N`` robots. :func:`step_rows` is that step on a range of rows of the arrays
+with the caller's scratch: :func:`step_small` runs it on every row, and the copies batch backend
+(:mod:`coopsim.env.copykernels`) on each copy's rows, so a copy is the same bits as its
+template world, and a copy's step makes no array and no view.
+Frames and units: world frame, metres, radians, seconds.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...model.health import healthy_rows
-from .kernels import (DIFFERENTIAL, _first_robot, _jit, _resolve_robot, activate,
-                                bin_robots_one, bounds, finish_one, grid_geometry, move_robot,
-                                scatter, top_speed)
+from .kernels import (DIFFERENTIAL, NX, NY, _first_robot, _inline, _jit, _resolve_robot,
+                      bounds_rows, cell_of, finish_robot, geometry, mark, move_robot,
+                      scatter_rows, sort_rows, speed_rows)
+
+
+@_inline()
+def step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag,
+              rows, static, half, dt, limits, scratch, gstart):
+    """One whole engine step (motion, substeps, resolution passes, report) of robots
+    lo .. hi - 1 of the arrays, as one world of their own: what ``KinematicEngine.step`` does
+    with the kernels above, in the same order on one thread, so the same bits. Robots of other
+    rows are neither read nor written. ``rows`` (N,) int64 holds i at row i (a pass over every
+    robot); ``scratch`` = (start (N, 2), cell (N,), order (N,), binned (N, 3), and two lists
+    (N,) int64), rows lo .. hi - 1 used; ``gstart`` (hi - lo + 65,) int64 the robot grid's CSR
+    starts (cells at most hi - lo + 64): the caller's arrays, so a step makes none.
+    ``limits``: see :func:`step_small`. ``pos`` ends holding the positions, ``buf`` those
+    before the last pass (the engine swaps the two arrays instead)."""
+    rmin, rmax, reach_radii, max_substeps, cell_radii, iterations = limits
+    start, cell, order, binned, la, lb = scratch
+    for i in range(lo, hi):
+        start[i, 0], start[i, 1] = pos[i, 0], pos[i, 1]
+        contact[i, 0], contact[i, 1] = 0.0, 0.0
+    substeps = 1
+    if rmin > 0.0:
+        reach = speed_rows(cmd, mode, lo, hi) * dt / (reach_radii * rmin)
+        substeps = max(1, math.ceil(min(reach, max_substeps)))
+    h = dt / substeps
+    side = cell_radii * rmax if rmax > 0 else 1.0
+    widest = 0.0  # first_pass's
+    for i in range(lo, hi):
+        widest = max(widest, radius[i])
+    for _ in range(substeps):
+        for i in range(lo, hi):
+            move_robot(i, pos, yaw, cmd, mode, h, heading)
+        x0, y0, x1, y1 = bounds_rows(pos, lo, hi)
+        geom = geometry(x0, y0, x1, y1, side, hi - lo + 64)
+        for i in range(lo, hi):
+            cell_of(i, pos, geom, cell)
+        sort_rows(lo, hi, pos, radius, cell, int(geom[NX]) * int(geom[NY]), gstart, order,
+                  binned)
+        grid = (cell, gstart, order, geom, binned)
+        count = 0
+        for k in range(lo, hi):  # first_pass, on this thread
+            count += _first_robot(k, buf, moved, widest, heading, grid, static, half, contact)
+        for i in range(lo, hi):  # the new positions in, the old ones kept in buf
+            pos[i, 0], pos[i, 1], buf[i, 0], buf[i, 1] = buf[i, 0], buf[i, 1], pos[i, 0], \
+                pos[i, 1]
+        active, k1 = rows, hi  # the last pass's robots: active[lo .. k1 - 1]
+        for p in range(int(iterations) - 1):
+            if not count:
+                break
+            listed = la if p % 2 == 0 else lb  # not the list activate reads
+            k1 = lo + mark(active, lo, k1, moved, buf, pos, radius, grid, flag, listed, lo)
+            _ascending(listed, lo, hi, flag)
+            active = listed
+            count = 0
+            for k in range(lo, k1):
+                count += _resolve_robot(k, pos, active, buf, moved, radius, heading, grid,
+                                        static, half, contact)
+            scatter_rows(pos, active, lo, k1, buf)
+    for i in range(lo, hi):
+        finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
+
+
+@_inline()
+def _ascending(listed, lo, hi, flag):
+    """listed[lo ..] = the robots of rows lo .. hi - 1 flagged, ascending, their ``flag``
+    cleared: :func:`~coopsim.physics.kinematic.kernels.activate`'s list (sorted by a scan of
+    the rows: linear in them, whatever the count)."""
+    e = lo
+    for j in range(lo, hi):
+        if flag[j]:
+            listed[e] = j
+            e += 1
+            flag[j] = 0
+
+
+@_inline()
+def scratch_arrays(n):
+    """:func:`step_rows`' ``scratch`` for ``n`` rows (uninitialised: a step writes the rows it
+    reads before reading them)."""
+    return (np.empty((n, 2)), np.empty(n, np.int64), np.empty(n, np.int64), np.empty((n, 3)),
+            np.empty(n, np.int64), np.empty(n, np.int64))
 
 
 @_jit()
 def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, rows,
                static, half, dt, limits):
-    """One whole engine step (motion, substeps, resolution passes, report) in one call: what
-    ``KinematicEngine.step`` does with the kernels above, in the same order on one thread, so
-    the same bits; for small worlds, where each kernel call's dispatch (~1-2 us) costs more
-    than its work. ``limits`` = (smallest positive radius, largest radius, SUBSTEP_REACH,
+    """One whole engine step of every robot in one call (:func:`step_rows` of rows 0 .. n - 1,
+    its scratch made here); for small worlds, where each kernel call's dispatch (~1-2 us) costs
+    more than its work. ``limits`` = (smallest positive radius, largest radius, SUBSTEP_REACH,
     MAX_SUBSTEPS, CELL_RADII, ITERATIONS). ``pos`` ends holding the positions, ``buf`` those
     before the last pass (the engine swaps the two arrays instead)."""
-    rmin, rmax, reach_radii, max_substeps, cell_radii, iterations = limits
-    start = pos.copy()
-    contact[:] = 0.0
-    substeps = 1
-    if rmin > 0.0:
-        reach = top_speed(cmd, mode) * dt / (reach_radii * rmin)
-        substeps = max(1, math.ceil(min(reach, max_substeps)))
-    h = dt / substeps
-    side = cell_radii * rmax if rmax > 0 else 1.0
-    for _ in range(substeps):
-        for i in range(len(pos)):
-            move_robot(i, pos, yaw, cmd, mode, h, heading)
-        x0, y0, x1, y1 = bounds(pos)
-        geom = grid_geometry(x0, y0, x1, y1, side, len(pos) + 64)
-        cell, gstart, order, binned = bin_robots_one(pos, radius, geom)
-        grid = (cell, gstart, order, geom, binned)
-        count, widest = 0, 0.0
-        for i in range(len(radius)):  # first_pass, on this thread
-            widest = max(widest, radius[i])
-        for k in range(len(order)):
-            count += _first_robot(k, buf, moved, widest, heading, grid, static, half, contact)
-        for i in range(len(pos)):  # the new positions in, the old ones kept in buf
-            pos[i, 0], pos[i, 1], buf[i, 0], buf[i, 1] = buf[i, 0], buf[i, 1], pos[i, 0], \
-                pos[i, 1]
-        active = rows
-        for _ in range(int(iterations) - 1):
-            if not count:
-                break
-            active = activate(active, moved, buf, pos, radius, grid, flag)
-            count = 0
-            for k in range(len(active)):
-                count += _resolve_robot(k, pos, active, buf, moved, radius, heading, grid,
-                                        static, half, contact)
-            scatter(pos, active, buf)
-    finish_one(pos, start, yaw, cmd, mode, dt, state)
+    n = len(pos)
+    step_rows(0, n, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag,
+              rows, static, half, dt, limits, scratch_arrays(n), np.empty(n + 65, np.int64))
 
 
 @_jit()
