@@ -29,7 +29,7 @@ from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
                                  ScenarioSpec, Settings, WorldSpec)
 from coopsim.plugins.robots.single import Single, chassis  # noqa: E402
 from learnhelpers import ROOT  # noqa: E402
-from tests.sim.test_compose import Ping  # noqa: E402 -- the same kernel, on another view
+from kernelkinds import Ping  # noqa: E402 -- the composed step tests' kind, on another view
 
 AVOID = str(ROOT / "scenarios" / "learn_avoid.scenario")
 ID = "coopsim/Scenario-v0"

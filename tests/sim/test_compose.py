@@ -27,43 +27,8 @@ from coopsim.plugins.robots.single import Single, chassis
 from coopsim.sim import compose, fused
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
+from kernelkinds import Ping, ping_sense  # noqa: F401 -- the plugin kind, registered below
 from tests.sim.test_fused import _columns, _same
-
-
-@jit()
-def ping_sense(views, rows, params, state, normals, uniforms, prev, out):
-    """The length of ``views[0]``'s (x, y) (here the pose's: range to the origin, m; the copies
-    test's ``echo`` reads the velocity) and the longest so far (its state), with noise and lost
-    data (params: noise, lost %)."""
-    pose, farthest, seen = views[0], state[0], state[1]
-    for k in range(len(rows)):
-        i = rows[k]
-        r = math.hypot(pose[i, 0], pose[i, 1])
-        if normals.shape[1]:
-            r += normals[k, 0] * params[k, 0]
-        out[k, 0] = prev[k, 0] if len(uniforms) and uniforms[k] * 100.0 < params[k, 1] else r
-        if not seen[i] or r > farthest[i]:
-            farthest[i] = r
-        seen[i] = True
-        out[k, 1] = farthest[i]
-
-
-class Ping(Module):
-    """A plugin's kind computed by a kernel: range to the origin, farthest so far."""
-
-    label = "ping"
-    description = "range to the origin, m; farthest so far, m"
-    params = (ParamSpec("noise", "float", "noise, m", 0.0, 0.0, 1.0, "m"),
-              ParamSpec("lost", "float", "lost readings, %", 0.0, 0.0, 100.0, "%"))
-    commands = (Command(9300, "read", "ping", kind="read", doc="range, farthest"),)
-    fields = ("range", "farthest")
-    state_fields = (StateField("farthest"),)
-    kernel_views = ("pose",)
-    kernel_sense = ping_sense
-
-    @classmethod
-    def noise_draws(cls, p):
-        return 1
 
 
 @jit()
@@ -231,7 +196,7 @@ def test_the_engines_step_runs_inside_the_acting_call_on_the_kinematic_engine(mo
 
 def test_the_composed_text_names_every_kernel_and_its_digest_follows_them():
     text = compose.source((("coopsim.plugins.modules.kernels", "motors_actuate", ("axle",)),),
-                          ((f"{__name__}", "ping_sense", ("pose",)),),
+                          (("kernelkinds", "ping_sense", ("pose",)),),
                           ("coopsim.physics.kinematic.small", "drive_rows", "step_checked",
                            (0,)), None)
     assert "import motors_actuate as A0" in text and "import ping_sense as S0" in text
