@@ -61,12 +61,24 @@ def _loaders(which: str) -> None:
 
 def _worlds(engines: str) -> None:
     """``coopsim warmup``'s bundled worlds stepped on ``engines`` (comma-separated labels),
-    as it steps them (what a step composes is compiled as a run compiles it)."""
+    as it steps them (what a step composes is compiled as a run compiles it); then the
+    conformance scenarios whose engine is one of them (the conformance tests run them in
+    processes that would otherwise compile their composed calls, a minute at load 10)."""
     from coopsim.app import warmup
+    from coopsim.formats.files import load
+    from coopsim.model.plugins import default_engine
+    from coopsim.sim.simulation import Simulation
+    from coopsim.sim.stepper import Stepper
 
     for engine in engines.split(","):
         for name in warmup.SCENARIOS:
             warmup._step(name, engine)
+    for path in sorted((ROOT / "coopsim" / "conformance").glob("*.scenario")):
+        spec = load(str(path))
+        if (spec.settings.engine or default_engine()) in engines.split(","):
+            stepper = Stepper(Simulation(spec, seed=1), mode="lockstep")
+            for _ in range(warmup.STEPS):
+                stepper.tick()
 
 
 def _bench(*args: str) -> None:

@@ -20,12 +20,16 @@ from pathlib import Path
 import pytest
 
 from coopsim.conformance.transcript import SCENARIO, TRANSCRIPTS
+from coopsim.model.compiled import NOTICE
 
 from rechelpers import coopsim, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "clients"
 START_WAIT = 60.0  # s for a child to print its endpoints (a failure, not slowness)
+#: s a child that says it compiles kernels may take (a guard against a hang: a compile on a
+#: machine at load 10 took over a minute)
+COMPILE_WAIT = 900.0
 OCTAVE = "octave-cli --no-history --quiet --no-init-file --eval conformance"
 
 pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
@@ -55,11 +59,15 @@ class Server:
 
     def printed(self, pattern: str) -> str:
         """The first match of ``pattern``'s group 1 on the child's stderr, once printed."""
-        deadline = time.monotonic() + START_WAIT
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            found = re.search(pattern, self.log.read_text())
+        start = time.monotonic()
+        while self.proc.poll() is None:
+            text = self.log.read_text()
+            found = re.search(pattern, text)
             if found:
                 return found.group(1)
+            compiling = NOTICE.strip() in text  # progress, however long the machine takes
+            if time.monotonic() - start > (COMPILE_WAIT if compiling else START_WAIT):
+                break
             time.sleep(0.05)
         raise AssertionError(f"{self.proc.args} printed no {pattern!r}: {self.log.read_text()}")
 
