@@ -40,17 +40,18 @@ def warmup(say=print) -> None:
         f"{time.process_time() - cpu:.1f} s of CPU; cache: {folder})")
 
 
-def _step(name: str, engine: str) -> None:
-    """Build bundled scenario ``name`` on ``engine`` and take :data:`STEPS` steps; nothing
-    when the engine refuses the scenario or cannot load (its package missing)."""
+def _step(name: str, engine: str | None) -> None:
+    """Build bundled scenario ``name`` (or the scenario file at path ``name``) on ``engine``
+    (None: its own) and take :data:`STEPS` steps; nothing when the engine refuses the scenario
+    or cannot load (its package missing)."""
     from ..formats.files import load
     from ..model.errors import CoopsimError
     from ..sim.simulation import Simulation
     from ..sim.stepper import Stepper
 
+    path = name if name.endswith(".scenario") else bundled_root() / "scenarios" / f"{name}.scenario"
     try:  # a scenario naming the mujoco engine refuses to load without MuJoCo
-        spec = load(str(bundled_root() / "scenarios" / f"{name}.scenario"))
-        sim = Simulation(spec, seed=1, engine=engine)
+        sim = Simulation(load(str(path)), seed=1, engine=engine)
     except (CoopsimError, ImportError):  # a 2D engine refusing a flyer, mujoco not installed
         return
     stepper = Stepper(sim, mode="lockstep")
