@@ -89,11 +89,17 @@ def domain() -> int:
     neighbouring blocks, never the same one (before, ``100 + pid % 120``: two workers started
     one after the other have neighbouring pids, so one worker's file at offset 4 shared a domain
     with the other's file at offset 3, and each run's probe read the other run's topics);
-    sessions are told apart by xdist's run id (or the pid), which can still meet by chance."""
+    sessions are told apart by xdist's run id (or the pid), which can still meet by chance;
+    suites run side by side on one machine are kept apart for sure by giving each its own
+    ``COOPSIM_TEST_DDS_SESSION`` (0, 3, 6, ...: a session takes one block per worker)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     index = int(worker[2:]) if worker[2:].isdigit() else 0
-    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
-    session = int.from_bytes(hashlib.sha256(run_id.encode()).digest()[:4], "big")
+    pinned = os.environ.get("COOPSIM_TEST_DDS_SESSION", "").strip()
+    if pinned.isdigit():
+        session = int(pinned)
+    else:
+        run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
+        session = int.from_bytes(hashlib.sha256(run_id.encode()).digest()[:4], "big")
     return FIRST + BLOCK * ((session + index) % BLOCKS)
 
 
