@@ -138,7 +138,8 @@ def sources_key(func) -> str:
     transitively), and the value of every constant it and they read; numba's and Python's
     versions. Why: numba keys a cached kernel by its own file's time and bytecode only, so an
     edit of a helper it inlines, or of a constant it imports, left it loading stale machine
-    code."""
+    code. The files' places are not in the key: a copy of the package with its ``__pycache__``
+    (its files' times kept) loads the same kernels."""
     digest = hashlib.sha256(f"{getattr(numba, '__version__', '')} {sys.version}".encode())
     todo, seen = [func], set()
     while todo:
@@ -148,7 +149,7 @@ def sources_key(func) -> str:
         if code is None or id(f) in seen:
             continue
         seen.add(id(f))
-        digest.update(code.co_filename.encode() + _file_digest(code.co_filename))
+        digest.update(_file_digest(code.co_filename))  # the text, not where it lies
         names = _names(code)
         values = [(n, f.__globals__[n]) for n in sorted(names) if n in f.__globals__]
         values += [(str(i), cell.cell_contents)

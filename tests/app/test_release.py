@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from coopsim.model.compiled import NOTICE
+
 from venvhelpers import link_dependencies, share_dependencies, stop_fillers
 
 pytestmark = pytest.mark.slow  # builds in a process, installs into a fresh venv
@@ -76,8 +78,9 @@ def installed(dist, tmp_path_factory):
     share_dependencies(python, link_dependencies(base / "deps"))
     _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
           "--no-index", "--quiet", str(wheel)], cwd=base)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "PYTHONPATH", "VIRTUAL_ENV", "COOPSIM_NAMESERVER")}
+    env = {k: v for k, v in os.environ.items()  # its kernel cache beside its own files
+           if k not in ("DISPLAY", "PYTHONPATH", "VIRTUAL_ENV", "COOPSIM_NAMESERVER",
+                        "NUMBA_CACHE_DIR")}
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     elsewhere = base / "elsewhere"
     elsewhere.mkdir()
@@ -140,7 +143,13 @@ def test_the_installed_coopsim_lists_its_plugins(installed):
 
 
 def test_the_installed_coopsim_runs_the_bundled_demo_headless(installed):
+    """The install's first run, its kernel cache cold: it says once, on one line before the
+    run's own, that it compiles, steps compiled from its first step, and compiles only what
+    its world uses (the ground kinds' and the caster's kernels; none of the flying kinds', the
+    flight controller's or the arm's inverse kinematics)."""
     bin_dir, env, elsewhere = installed
+    package = next((bin_dir.parent / "lib").glob("python*/site-packages/coopsim"))
+    assert not list(package.rglob("*.nbi"))  # cold
     # lockstep: the first step waits for the four controller processes (bundled scripts run by
     # the venv's Python), so they must start from the wheel's files for the run to go on
     done = _run([str(bin_dir / "coopsim"), "run", "--headless", "--duration", "2", "--port", "0",
@@ -148,6 +157,11 @@ def test_the_installed_coopsim_runs_the_bundled_demo_headless(installed):
     text = done.stdout + done.stderr
     assert "steps" in text and "Traceback" not in text
     assert "crash" not in text and "exited" not in text, text
+    assert text.count(NOTICE.strip()) == 1, text
+    assert done.stderr.index(NOTICE.strip()) < done.stderr.index("simulating"), text
+    made = {path.name.split(".")[0] for path in package.rglob("*.nbi")}
+    assert {"kernels", "jitcast"} <= made, made
+    assert not made & {"flying", "flight_kernels", "ikkernel"}, made
 
 
 def test_the_installed_coopsim_finds_a_bundled_scenario_by_its_clone_path(installed):

@@ -1,8 +1,8 @@
 """How kernels get compiled (coopsim.model.compiled): found from the code, keyed by every
 source a kernel inlines (an edit of a helper recompiles each kernel using it, never a stale
-one from the cache), loaded with a run so that no step compiles; the first run after an
-install (its cache cold) compiles in the open. Real processes; waits on their exits, with only
-a generous bound on the whole."""
+one from the cache), loaded with a run so that no step compiles (the first run after an
+install, its cache cold, compiles in the open: tests/app/test_release.py). Real processes;
+waits on their exits, with only a generous bound on the whole."""
 
 from __future__ import annotations
 
@@ -159,55 +159,6 @@ for path, engine in ((sys.argv[1], "kinematic"), (sys.argv[1], "pymunk"),
 """
 
 
-@pytest.fixture(scope="module")
-def install(tmp_path_factory):
-    """A copy of the package with a numba cache of its own, cold: what an install is (the
-    copy's sources are other files than the suite's, so none of its kernels is cached):
-    (folder, environment). The first run and the edited helper share it: a cold compile is a
-    minute of CPU and more."""
-    folder = tmp_path_factory.mktemp("install")
-    shutil.copytree(ROOT / "coopsim", folder / "coopsim",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-    env.update(PYTHONPATH=str(folder), NUMBA_CACHE_DIR=str(folder / "cache"))
-    return folder, env
-
-
-@pytest.fixture(scope="module")
-def first_run(install):
-    """The install's first run, its cache cold: one robot for 1 s, headless (the completed
-    process)."""
-    folder, env = install
-    return subprocess.run([sys.executable, "-m", "coopsim", "run",
-                           str(ROOT / "scenarios" / "one_robot.scenario"), "--headless",
-                           "--no-controllers", "--port", "0", "--duration", "1"],
-                          cwd=folder, env=env, capture_output=True, text=True, timeout=BOUND)
-
-
-@pytest.mark.slow
-def test_a_cold_first_run_says_it_compiles_once_and_runs(first_run):
-    """The first run after an install compiles in the open: it says, on one line, that it
-    compiles the kernels, then steps compiled from its first step and ends as any run."""
-    out = first_run.stdout + first_run.stderr
-    assert first_run.returncode == 0, out
-    assert "duration 1 s reached" in out, out
-    assert out.count(NOTICE.strip()) == 1, out  # one line, before the run's own
-    assert first_run.stderr.index(NOTICE.strip()) < first_run.stderr.index("simulating"), out
-    assert "Traceback" not in out
-
-
-@pytest.mark.slow
-def test_a_cold_first_run_compiles_only_what_its_world_uses(install, first_run):
-    """The loaders run for the worlds that use their kinds, drivers or engine: the one-robot
-    ground run compiled its ground kinds' and caster's kernels, and none of the flying kinds',
-    the flight controller's or the arm's inverse kinematics (its cache holds none)."""
-    folder, _ = install
-    assert first_run.returncode == 0, first_run.stderr[-3000:]
-    made = {path.name.split(".")[0] for path in (folder / "cache").rglob("*.nbi")}
-    assert {"kernels", "jitcast"} <= made, made
-    assert not made & {"flying", "flight_kernels", "ikkernel"}, made
-
-
 @pytest.mark.slow
 def test_a_refused_cold_run_says_one_line(tmp_path):
     """A scenario refused before anything is built, the cache cold: the error is the only
@@ -225,18 +176,22 @@ def test_a_refused_cold_run_says_one_line(tmp_path):
 
 
 @pytest.mark.slow
-def test_an_edited_helper_recompiles_every_kind_that_uses_it(install, first_run):
-    """The install (after its first run) runs noisy sensors (the composed step on the
-    kinematic, pymunk and aerial engines: each draws with ``noise_kernels.normal``, the
-    composed calls inline it); then ``normal`` is edited and the same runs repeat with the
-    same kernel cache: every noisy reading changes (a kernel loaded stale from the cache would
-    give the old bits)."""
-    folder, env = install
-    assert first_run.returncode == 0, first_run.stderr[-3000:]
+def test_an_edited_helper_recompiles_every_kind_that_uses_it(tmp_path):
+    """A copy of the package with its kernel cache (the suite's warm-up filled it; the
+    sources' times kept) runs noisy sensors (the composed step on the kinematic, pymunk and
+    aerial engines: each draws with ``noise_kernels.normal``, the composed calls inline it),
+    loading every kernel from the copied cache; then ``normal`` is edited and the same runs
+    repeat with the same cache: every noisy reading changes (a kernel loaded stale from the
+    cache would give the old bits). The first run after an install, its cache cold:
+    tests/app/test_release.py."""
+    folder = tmp_path / "install"
+    shutil.copytree(ROOT / "coopsim", folder / "coopsim")  # copy2: the files' times kept
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "NUMBA_CACHE_DIR")}
+    env["PYTHONPATH"] = str(folder)
     args = [sys.executable, "-c", READINGS, str(ROOT / "scenarios" / "learn_goal.scenario"),
             str(ROOT / "scenarios" / "crazyflie_hover.scenario"), "sonar,imu"]
 
-    def readings() -> dict:
+    def readings() -> tuple[dict, str]:
         done = subprocess.run(args, capture_output=True, text=True, timeout=BOUND, env=env,
                               cwd=folder)
         assert done.returncode == 0, done.stderr[-3000:]
@@ -244,19 +199,19 @@ def test_an_edited_helper_recompiles_every_kind_that_uses_it(install, first_run)
         for line in done.stdout.splitlines():
             engine, label, digest, path = line.split(" ", 3)
             out[engine, label] = (path, digest)
-        return out
+        return out, done.stderr
 
-    before = readings()
+    before, said = readings()
+    if not os.environ.get("NUMBA_CACHE_DIR"):  # the cache beside the sources came along
+        assert NOTICE.strip() not in said, said  # keyed by the sources' text, not their place
     source = folder / "coopsim" / "model" / "noise_kernels.py"
     text = source.read_text()
     edited = text.replace("        return -x if (z >> S8) & _U(1) else x\n",
                           "        return (-x if (z >> S8) & _U(1) else x) * 1.5\n")
     assert edited != text
     source.write_text(edited)
-    try:
-        after = readings()
-    finally:
-        source.write_text(text)
+    after, said = readings()
+    assert NOTICE.strip() in said, said
     noisy = (("kinematic", "sonar"), ("pymunk", "sonar"), ("aerial", "imu"))
     assert set(noisy) <= set(before) and set(before) == set(after)
     assert {k: v[0] for k, v in before.items()} == {k: v[0] for k, v in after.items()}
