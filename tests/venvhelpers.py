@@ -38,28 +38,3 @@ def share_dependencies(python: Path, deps: Path) -> None:
                                check=True, timeout=600).stdout.strip())
     (site / "zz_coopsim_test_deps.pth").write_text(f"{deps}\n")
 
-
-def stop_fillers(env_dir: Path) -> int:
-    """Stop the numba cache fills the runs of the venv at ``env_dir`` started; how many.
-
-    Why: a ``coopsim run`` that finds its kernel cache unfilled starts a process of its own
-    session that compiles every ray caster's kernels (coopsim.raycast.cache) and outlives the
-    run, so that the next runs find them. A throwaway venv's cache (its own copy of the sources)
-    is never used again, and its filler went on compiling for minutes of the suite's CPU after
-    its tests had ended."""
-    import os
-    import signal
-
-    stopped = 0
-    prefix = str(env_dir).encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if argv[0].startswith(prefix) and any(b"fill_cache" in a for a in argv):
-                os.kill(int(entry.name), signal.SIGKILL)
-                stopped += 1
-        except (OSError, IndexError):
-            pass  # gone meanwhile, or not ours to read
-    return stopped

@@ -22,7 +22,7 @@ import pytest
 
 from coopsim.model.compiled import NOTICE
 
-from venvhelpers import link_dependencies, share_dependencies, stop_fillers
+from venvhelpers import link_dependencies, share_dependencies
 
 pytestmark = pytest.mark.slow  # builds in a process, installs into a fresh venv
 
@@ -84,8 +84,7 @@ def installed(dist, tmp_path_factory):
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     elsewhere = base / "elsewhere"
     elsewhere.mkdir()
-    yield env_dir / "bin", env, elsewhere
-    stop_fillers(env_dir)  # its numba cache is never used again
+    return env_dir / "bin", env, elsewhere
 
 
 def test_the_wheel_carries_the_bundled_content_and_the_sdist_its_sources(dist):
