@@ -6,6 +6,7 @@ started."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 
@@ -38,6 +39,7 @@ class HumanView:
             self.process.terminate()
             try:
                 self.process.wait(5.0)
-            except Exception:  # noqa: BLE001 -- a viewer that ignores SIGTERM is killed
+            except subprocess.TimeoutExpired:  # one busy or starved past its grace is killed,
                 self.process.kill()
+                self.process.wait()  # and reaped: close() leaves no process behind
         self.network.close()

@@ -28,7 +28,8 @@ shared with others. When that total passes its *patience*, max(the lease,
 others), it is detached, loses its owner, the run's log says why, and its connection's next
 motion command is refused (not allowed, error 6, saying why) until it claims the robot again
 (command 4). A controller alone in lockstep is never held against itself: the run is as fast
-as it is.
+as it is. The step in progress counts net of CPU waits, as the lease does (below): a controller
+starved by a loaded machine is not benched before its lease would detach it.
 
 **Silence is measured on the run's active time**, not on the wall clock: time advances by the
 wall time between two looks of the stepper, but by at most :data:`ACTIVE_GAP` per look, so a
@@ -424,13 +425,17 @@ class CommandSlots:
         steady time), and how long they may."""
         window = self._held.get(robot, ())
         held = sum(h for h, _ in window)
+        waits = sorted(w for _, w in window)
+        median = waits[len(waits) // 2] if waits else 0.0
+        patience = max(self.lease, PATIENCE_FACTOR * PATIENCE_WINDOW * median)
         others = [t for r, t in self._commits.items() if r != robot and r in self._attached]
         if (robot in self._attached and robot not in self._committed and others
                 and len(others) >= len(self._attached) - 1):
-            held += now - max(others)  # every other controller is in: the step waits for it
-        waits = sorted(w for _, w in window)
-        median = waits[len(waits) // 2] if waits else 0.0
-        return held, max(self.lease, PATIENCE_FACTOR * PATIENCE_WINDOW * median)
+            live = now - max(others)  # every other controller is in: the step waits for it
+            if held + live > patience:  # net of the CPU waits, as its lease counts them: a
+                live = max(0.0, min(live, self._silence(robot, live, now)))  # starved one
+            held += live  # would be benched before its lease, loaded, and never come back
+        return held, patience
 
     def _impatient(self, now: float, late: list[str]) -> list[tuple[str, str]]:
         """Attached robots with a network owner whose held time passed their patience, and

@@ -51,8 +51,8 @@ mode lockstep
 seed 1
 """)
     rec = tmp / "run.mcap"
-    done = run_cli("run", str(tmp / "s.scenario"), "--headless", "--duration", "2",
-                   "--record", str(rec), timeout=300)
+    done = run_cli("run", str(tmp / "s.scenario"), "--headless", "--port", "0",
+                   "--duration", "2", "--record", str(rec), timeout=300)
     assert done.returncode == 0, done.stderr
     for flag, out in (("--ros2", tmp / "bag"), ("--foxglove", tmp / "fox.mcap")):
         done = run_cli("export", str(rec), flag, str(out), timeout=300)

@@ -126,8 +126,8 @@ def test_a_turtlebots_recorded_lidar_scans_are_its_bag_scans(tmp_path):
     (Module.replay) and writes them as /tb3/scan at the lidar's rate."""
     rec = tmp_path / "tb3.mcap"
     done = run_cli("run", str(ROOT / "scenarios" / "turtlebot3_wall_follow.scenario"),
-                   "--headless", "--mode", "lockstep", "--duration", "1.2", "--record",
-                   str(rec), cwd=tmp_path, timeout=300)
+                   "--headless", "--port", "0", "--mode", "lockstep", "--duration", "1.2",
+                   "--record", str(rec), cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr
     out = tmp_path / "bag"
     done = run_cli("export", str(rec), "--ros2", str(out), cwd=tmp_path, timeout=300)

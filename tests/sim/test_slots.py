@@ -113,3 +113,24 @@ def test_a_runnable_controller_is_waiting_for_a_cpu_unless_it_spins_for_a_lease(
         ran["r1"] += 0.05
         slots.expire()
     assert ran["r1"] >= 3.0
+
+
+def test_a_starved_controller_is_not_benched_for_patience_before_its_lease():
+    """Two controllers; the step waits for r1 alone (r2 is in). r1 is starved by a loaded
+    machine (its CPU waits, read from /proc by the run's hook: mocked here, at the OS edge): its
+    lease does not run, and neither does its patience, which once benched it (the plain wait
+    passed the lease) so that its next command was refused for good."""
+    clock = ManualClock()
+    slots = CommandSlots(clock, lease=3.0)
+    waited = {"r1": 0.0, "r2": 0.0}
+    slots.cpu_wait = lambda robot: (waited[robot], False, 0.0)
+    slots.put("r1", "motors", (0.1, 0.1), owner=ALICE)
+    slots.put("r2", "motors", (0.1, 0.1), owner=BOB)
+    slots.take()
+    slots.put("r2", "motors", (0.1, 0.1), owner=BOB)  # r2 is in: the step waits for r1
+    for _ in range(200):  # 10 s of looks, r1 runnable but never on a CPU
+        clock.t += 0.05
+        waited["r1"] += 0.05
+        assert slots.expire() == [], slots.detached_log
+    slots.put("r1", "motors", (0.1, 0.1), owner=ALICE)  # not refused
+    assert slots.ready() and slots.attached() == ["r1", "r2"]

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluste
 
 def test_the_inverted_v_follows_the_target_and_passes(tmp_path):
     done = run_cli("run", str(ROOT / "scenarios" / "inverted_v.scenario"), "--headless",
-                   cwd=tmp_path, timeout=600)
+                   "--port", "0", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     said = done.stdout + done.stderr
     match = re.search(r"squad_shape: PASS: formed at the red target at t = ([\d.]+) s .*RMS "

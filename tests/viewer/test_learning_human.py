@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -34,3 +36,16 @@ def test_human_mode_serves_the_run_and_starts_the_viewer(display):
     finally:
         env.close()
     assert view.process.poll() is not None  # close() ended the viewer
+
+
+def test_close_ends_a_viewer_that_does_not_answer_its_sigterm(display):
+    """A viewer too busy or starved to close at its next frame within the grace (a loaded
+    machine drawing in software; stopped here, SIGSTOP) is killed and reaped: close() returns
+    with no process left (it returned with the killed one not yet gone)."""
+    env = gymnasium.make("coopsim/Scenario-v0", scenario=str(GOAL), render_mode="human")
+    env.reset(seed=0)
+    env.step(np.array([0.3, 0.3]))
+    view = env.unwrapped._drawing.viewer
+    os.kill(view.process.pid, signal.SIGSTOP)
+    env.close()
+    assert view.process.poll() == -signal.SIGKILL
