@@ -76,9 +76,12 @@ def test_a_stalled_lockstep_run_names_whom_it_waits_for():
         assert state["waiting_for"] == ["r1"] and state["stalled"] >= 0.5
 
 
+# Silent past the stall line: a lease longer than its sleep, so that the run waits for it (the
+# line comes once a step has waited 2 s, and at most every 5 s: at load the first step's wait
+# for it to attach took the line, and the 3 s lease detached it before the next)
 SILENT = ("import time; from coopsim.client import Client\n"
-          "with Client() as c:\n    c.robot('robot1').motors.set_speeds(0.1, 0.1)\n"
-          "    time.sleep(30)\n")
+          "with Client() as c:\n    c.sim().set_lease(60)\n"
+          "    c.robot('robot1').motors.set_speeds(0.1, 0.1)\n    time.sleep(50)\n")
 
 
 @pytest.mark.slow
@@ -93,7 +96,7 @@ def test_the_cli_says_whom_a_stalled_run_waits_for(tmp_path):
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
         seen = ""
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 300  # a guard against a hang
         while "controller(s) of robot1" not in seen and time.monotonic() < deadline:
             seen += proc.stderr.readline()
         assert "lockstep: no step for" in seen, seen
