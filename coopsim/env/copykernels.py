@@ -14,7 +14,7 @@ speed a task term reads.
 
 The copy's motion is therefore the engine's code on the copy's rows: copy c stepped with some
 commands is the same bits as the template world run alone with them. The fan is cast with the
-ray caster's own inline functions (:func:`~coopsim.raycast.jitfan.fan_rays`, ``fan_grids``,
+ray caster's own functions (:func:`~coopsim.raycast.jitfan.fan_rays`, ``fan_grids``,
 ``fan_circles``).
 
 Determinism: copy c reads the shared template arrays (static grids, limits) and writes only

@@ -12,10 +12,13 @@ few pairs that may hit pay the square root. The hits are the same functions' and
 minimum: the distances are the same bits as the walk's (tests/swarmscale/test_sensing.py).
 
 A robot whose reach covers more than :data:`_MAX_BOX` cells (rays long against the cells) has
-its rays walked one by one instead. The per-robot parts are public inline functions:
-:func:`fan_rays` (the directions), :func:`fan_grids` (the hits against a grid set, such as
-:func:`coopsim.raycast.jitcast.static_grids` builds) and :func:`fan_circles` (against a run of
-circles): the batched copies' kernels inline them (coopsim/env/copykernels.py, batchcast.py).
+its rays walked one by one instead. The per-robot parts are public: :func:`fan_rays` (the
+directions) and :func:`fan_circles` (against a run of circles), inline functions, and
+:func:`fan_grids` (the hits against a grid set, such as
+:func:`coopsim.raycast.jitcast.static_grids` builds), a kernel of its own that each caller calls
+(compiled once, not once in every kernel that inlined it; uncounted, so a call costs no
+reference counts): the batched copies' kernels use them too (coopsim/env/copykernels.py,
+batchcast.py).
 Frames and units: world frame, metres.
 """
 
@@ -111,10 +114,11 @@ def _ray_box(ox, oy, xl, xh, yl, yh, mr):
     return ox + xl - s, oy + yl - s, ox + xh + s, oy + yh + s
 
 
-@_jit(inline=True)
+@_jit(counted=False)
 def fan_grids(n, o, h, back, grids, rg, mr, dirs, out):
     """Robot n's best hits (out[n]) among the shapes of every grid of the set; h[n] its
-    heading, ``back`` as :func:`fan_rays` returns it."""
+    heading, ``back`` as :func:`fan_rays` returns it. A kernel called, not inlined (see the
+    module), and uncounted (no array made or returned)."""
     gm, cstart, cdata, cgroup, sstart, sdata, sgroup = grids
     ox, oy, g, hx, hy = o[n, 0], o[n, 1], rg[n], h[n, 0], h[n, 1]
     xl = xh = yl = yh = 0.0  # the box of the rays (from the origin), m

@@ -7,7 +7,9 @@ in the same order on one thread, so the results are the same bits; the engine us
 ``kinematic.SMALL_N`` robots. :func:`step_rows` is that step on a range of rows of the arrays
 with the caller's scratch: :func:`step_small` runs it on every row, and the copies batch backend
 (:mod:`coopsim.env.copykernels`) on each copy's rows, so a copy is the same bits as its
-template world, and a copy's step makes no array and no view.
+template world, and a copy's step makes no array and no view. :func:`step_rows` is a kernel
+that both call (uncounted: it makes no array, so a call costs no reference counts), not
+inlined: it compiles once, where each caller inlining it compiled it again.
 Frames and units: world frame, metres, radians, seconds.
 """
 
@@ -23,7 +25,7 @@ from .kernels import (DIFFERENTIAL, NX, NY, _first_robot, _inline, _jit, _resolv
                       scatter_rows, sort_rows, speed_rows)
 
 
-@_inline()
+@_jit(counted=False)
 def step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag,
               rows, static, half, dt, limits, scratch, gstart):
     """One whole engine step (motion, substeps, resolution passes, report) of robots
@@ -112,8 +114,10 @@ def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
     MAX_SUBSTEPS, CELL_RADII, ITERATIONS). ``pos`` ends holding the positions, ``buf`` those
     before the last pass (the engine swaps the two arrays instead)."""
     n = len(pos)
-    step_rows(0, n, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag,
-              rows, static, half, dt, limits, scratch_arrays(n), np.empty(n + 65, np.int64))
+    # lo an int64, as the copies pass it: a literal 0 would compile a second step_rows
+    step_rows(np.int64(0), n, pos, buf, yaw, cmd, mode, heading, radius, state, contact,
+              moved, flag, rows, static, half, dt, limits, scratch_arrays(n),
+              np.empty(n + 65, np.int64))
 
 
 @_jit()
