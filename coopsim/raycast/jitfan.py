@@ -17,8 +17,8 @@ directions) and :func:`fan_circles` (against a run of circles), inline functions
 :func:`fan_grids` (the hits against a grid set, such as
 :func:`coopsim.raycast.jitcast.static_grids` builds), a kernel of its own that each caller calls
 (compiled once, not once in every kernel that inlined it; uncounted, so a call costs no
-reference counts): the batched copies' kernels use them too (coopsim/env/copykernels.py,
-batchcast.py).
+reference counts; the copies' step inlines it, :data:`fan_grids_inline`): the batched copies'
+kernels use them too (coopsim/env/copykernels.py, batchcast.py).
 Frames and units: world frame, metres.
 """
 
@@ -154,6 +154,12 @@ def fan_grids(n, o, h, back, grids, rg, mr, dirs, out):
             for r in range(r0, r1 + 1):
                 _segments(n, ox, oy, mr, g, sstart[first + r], sstart[first + r + 1], sdata,
                           sgroup, dirs, out, box, xcut, gy + r * cs if r > r0 else -math.inf)
+
+
+#: :func:`fan_grids` inlined in its caller, for the copies' step (coopsim/env/copykernels.py),
+#: whose robots' fans are short: there a call's entry (its ~100 argument fields) cost 3 % of
+#: a copy's step. The same function, compiled in that one caller.
+fan_grids_inline = _jit(inline=True)(getattr(fan_grids, "py_func", fan_grids))
 
 
 @_jit(parallel=True)
