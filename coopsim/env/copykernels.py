@@ -15,7 +15,7 @@ speed a task term reads.
 
 The copy's motion is therefore the engine's code on the copy's rows: copy c stepped with some
 commands is the same bits as the template world run alone with them. The fan is cast with the
-ray caster's own functions (:func:`~coopsim.raycast.jitfan.fan_rays`, ``fan_grids`` inlined,
+ray caster's own inline functions (:func:`~coopsim.raycast.jitfan.fan_rays`, ``fan_grids``,
 ``fan_circles``).
 
 Determinism: copy c reads the shared template arrays (static grids, limits) and writes only
@@ -34,7 +34,7 @@ import numpy as np
 
 from ..model.compiled import jit, prange, warmer
 from ..physics.kinematic.small import step_rows
-from ..raycast.jitfan import fan_circles, fan_grids_inline, fan_rays
+from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
 
 BLOCK = 16  # copies a call of the per-copy kernel steps (numba's threads take whole blocks)
 
@@ -44,7 +44,7 @@ def _sonar(n, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, di
     """Robot n's fan (its copy's frame): rays from the centre against the static grid and the
     copy's chassis (its own skipped by group), less the radius, clipped to [0, max_range]."""
     mr, rn, en, back = fan_rays(n, sight, angles, dirs, reach, radius, sonar)
-    fan_grids_inline(n, pos, sight, back, grids, group, mr, dirs, sonar)
+    fan_grids(n, pos, sight, back, grids, group, mr, dirs, sonar)
     fan_circles(n, pos[n, 0], pos[n, 1], mr, group[n], lo, hi, cdata, group, dirs, sonar,
                 sight[n, 0], sight[n, 1], back)
     for k in range(sonar.shape[1]):

@@ -66,8 +66,9 @@ def jit(parallel: bool = False, inline: bool = False, nogil: bool = True,
             functions.
             A big helper that several kernels use is rather a kernel of its own that they call,
             uncounted (``counted=False``): it compiles once a signature, where inlined it was
-            compiled again in each caller (step_rows, fan_grids, fill_block: a third of a
-            cold ``coopsim warmup``), and its call costs no counts.
+            compiled again in each caller (step_rows, fill_block), and its call costs no
+            counts. Where the callee's work a call is short (a robot's sonar fan: fan_grids),
+            the call's entry (its arrays' fields) costs more than the compile saves: inline.
         nogil: Release the GIL while the kernel runs (the default: another thread -- a reader
             encoding a snapshot, a solver -- runs meanwhile). Every kernel of coopsim is
             nopython code (no object mode, no Python objects inside): the arguments are

@@ -12,13 +12,10 @@ few pairs that may hit pay the square root. The hits are the same functions' and
 minimum: the distances are the same bits as the walk's (tests/swarmscale/test_sensing.py).
 
 A robot whose reach covers more than :data:`_MAX_BOX` cells (rays long against the cells) has
-its rays walked one by one instead. The per-robot parts are public: :func:`fan_rays` (the
-directions) and :func:`fan_circles` (against a run of circles), inline functions, and
-:func:`fan_grids` (the hits against a grid set, such as
-:func:`coopsim.raycast.jitcast.static_grids` builds), a kernel of its own that each caller calls
-(compiled once, not once in every kernel that inlined it; uncounted, so a call costs no
-reference counts; the copies' step inlines it, :data:`fan_grids_inline`): the batched copies'
-kernels use them too (coopsim/env/copykernels.py, batchcast.py).
+its rays walked one by one instead. The per-robot parts are public inline functions:
+:func:`fan_rays` (the directions), :func:`fan_grids` (the hits against a grid set, such as
+:func:`coopsim.raycast.jitcast.static_grids` builds) and :func:`fan_circles` (against a run of
+circles): the batched copies' kernels inline them (coopsim/env/copykernels.py, batchcast.py).
 Frames and units: world frame, metres.
 """
 
@@ -114,11 +111,10 @@ def _ray_box(ox, oy, xl, xh, yl, yh, mr):
     return ox + xl - s, oy + yl - s, ox + xh + s, oy + yh + s
 
 
-@_jit(counted=False)
+@_jit(inline=True)
 def fan_grids(n, o, h, back, grids, rg, mr, dirs, out):
     """Robot n's best hits (out[n]) among the shapes of every grid of the set; h[n] its
-    heading, ``back`` as :func:`fan_rays` returns it. A kernel called, not inlined (see the
-    module), and uncounted (no array made or returned)."""
+    heading, ``back`` as :func:`fan_rays` returns it."""
     gm, cstart, cdata, cgroup, sstart, sdata, sgroup = grids
     ox, oy, g, hx, hy = o[n, 0], o[n, 1], rg[n], h[n, 0], h[n, 1]
     xl = xh = yl = yh = 0.0  # the box of the rays (from the origin), m
@@ -154,12 +150,6 @@ def fan_grids(n, o, h, back, grids, rg, mr, dirs, out):
             for r in range(r0, r1 + 1):
                 _segments(n, ox, oy, mr, g, sstart[first + r], sstart[first + r + 1], sdata,
                           sgroup, dirs, out, box, xcut, gy + r * cs if r > r0 else -math.inf)
-
-
-#: :func:`fan_grids` inlined in its caller, for the copies' step (coopsim/env/copykernels.py),
-#: whose robots' fans are short: there a call's entry (its ~100 argument fields) cost 3 % of
-#: a copy's step. The same function, compiled in that one caller.
-fan_grids_inline = _jit(inline=True)(getattr(fan_grids, "py_func", fan_grids))
 
 
 @_jit(parallel=True)
