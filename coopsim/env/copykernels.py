@@ -1,12 +1,13 @@
 """The compiled per-copy step of the ``copies`` batch backend (:mod:`coopsim.env.copies`).
 
 One call steps every copy of a batch: ``prange`` over blocks of :data:`BLOCK` copies, each
-copy taken whole in turn, in the order a tick of the simulation takes one world once its
+copy in the order a tick of the simulation takes one world once its
 actuators have driven the engine (the acting kind's own ``kernel_actuate`` and the engine's own
 ``drive``, run by :mod:`coopsim.env.copies` before this call): the ``kinematic`` engine's own
 small-world step (:func:`~coopsim.physics.kinematic.small.step_rows`, what a world of up to
 ``SMALL_N`` robots steps with on all its rows) on the copy's rows, its scratch the batch's
-(each copy's rows of it; the robot grid's starts, one row a block), then the fan of the kind
+(each copy's rows of it; the robot grid's starts, one row a block; one call steps a block's
+copies), then the fan of the kind
 reading ``ranges`` (its ``kernel_beams``, cast from the centre against the template's static
 grid and the copy's other chassis, less the radius, within max_range: the kernel contract's
 ``ranges`` view, which the kind's own ``kernel_sense`` reads after this call) and the forward
@@ -83,18 +84,18 @@ def step_copies(agents, pos, buf, yaw, heading, cmd, mode, state, contact, radiu
 def _copies(c0, c1, agents, pos, buf, yaw, heading, cmd, mode, state, contact, radius, moved,
             flag, rows, scratch, gstart, static, half, dt, limits, move, cast, angles, reach,
             group, grids, sight, cdata, dirs, ranges, forward):
-    """Copies ``c0`` .. ``c1`` - 1, each whole in turn (:func:`step_copies`' loop body, int64:
-    prange's index is unsigned): the engine's
-    :func:`~coopsim.physics.kinematic.small.step_rows` on the copy's rows of the batch's
-    arrays, then its fan. A serial kernel of its own, not inlined in the parallel loop: numba's
+    """Copies ``c0`` .. ``c1`` - 1 (:func:`step_copies`' loop body, int64: prange's index is
+    unsigned): the engine's :func:`~coopsim.physics.kinematic.small.step_rows` on each copy's
+    rows of the batch's arrays (one call for the block), then each copy's fan (a copy reads and
+    writes only its own rows: the same bits as a copy stepped and sensed whole in turn). A serial kernel of its own, not inlined in the parallel loop: numba's
     parallel passes then analyse a loop of one call instead of the whole step; a block of
     copies a call, as the call's entry (its ~30 arguments' fields, the inlined step's frame)
     costs more than a copy of one robot. No array made and none counted (``counted=False``)."""
+    if move:  # every copy of the block stepped, each as a world of its own
+        step_rows(c0, c1, agents, pos, buf, yaw, cmd, mode, heading, radius, state, contact,
+                  moved, flag, rows, static, half, dt, limits, scratch, gstart[c0 // BLOCK])
     for c in range(c0, c1):
         lo, hi = c * agents, c * agents + agents
-        if move:
-            step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
-                      flag, rows, static, half, dt, limits, scratch, gstart[c0 // BLOCK])
         for i in range(lo, hi):
             sight[i, 0], sight[i, 1] = math.cos(yaw[i]), math.sin(yaw[i])
             cdata[i, 0], cdata[i, 1], cdata[i, 2] = pos[i, 0], pos[i, 1], radius[i]

@@ -64,6 +64,11 @@ def jit(parallel: bool = False, inline: bool = False, nogil: bool = True,
             need it: a call passing arrays increfs and decrefs each (atomic operations,
             contended by the threads, costlier than the work), and LLVM inlines only small
             functions.
+            A big helper that several kernels use is rather a kernel of its own that they call,
+            uncounted (``counted=False``): it compiles once a signature, where inlined it was
+            compiled again in each caller (step_rows, fill_block), and its call costs no
+            counts. Where the callee's work a call is short (a robot's sonar fan: fan_grids),
+            the call's entry (its arrays' fields) costs more than the compile saves: inline.
         nogil: Release the GIL while the kernel runs (the default: another thread -- a reader
             encoding a snapshot, a solver -- runs meanwhile). Every kernel of coopsim is
             nopython code (no object mode, no Python objects inside): the arguments are

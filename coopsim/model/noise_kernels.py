@@ -11,8 +11,8 @@ try refuses (a wedge or the tail) draw on from a stream of their own keyed by th
 Uniform ``k`` (lost data) is output ``k`` of a second stream (the key mixed once more), its top
 53 bits over 2^53, in [0, 1).
 
-The compiled kernels (:func:`fill_normals`, :func:`fill_uniforms`, and :func:`normal` inlined
-in the composed calls) are the one implementation. Only IEEE operations and libm's ``exp`` and
+The compiled kernels (:func:`fill_normals`, :func:`fill_uniforms`, and :func:`fill_block`, which
+the composed calls call for each kind's block) are the one implementation. Only IEEE operations and libm's ``exp`` and
 ``log1p`` (the rare refusals) make a value.
 """
 
@@ -130,11 +130,13 @@ def fill_uniforms(key, out):
         out[i] = uniform(key, i)
 
 
-@jit(inline=True)
+@jit(counted=False)
 def fill_block(key, starts, z, u):
     """One kind's block of a step's draw keyed by ``key``: ``z`` (n, k) = normals
     ``starts[0]`` .. (row by row), ``u`` (n,) = uniforms ``starts[1]`` ..; a negative start
-    leaves its array as it is (the kind draws none)."""
+    leaves its array as it is (the kind draws none). Called, not inlined: a composed call draws
+    for several kinds, and each inlined copy was compiled again (uncounted: it makes no array,
+    so a call from the uncounted composed calls costs no reference counts)."""
     if starts[0] >= 0:
         k = z.shape[1]
         for i in range(z.shape[0]):

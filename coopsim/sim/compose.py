@@ -565,8 +565,8 @@ class ComposedPass:
                 reach = np.ascontiguousarray(values["max_range"], dtype=float)
                 if self.below == "call":
                     side, m = sim.world.engine.fused(), len(rows)
-                    belows.append((reach, side.below(rows), np.empty((m, 7)), np.empty(m),
-                                   np.empty(m)))
+                    belows.append((reach, side.below(rows), (np.empty((m, 3)),
+                                   np.empty((m, 3)), np.empty(m)), np.empty(m), np.empty(m)))
                 elif self.below == "before":
                     belows.append((rows, reach))
                 else:

@@ -115,3 +115,16 @@ def test_the_hot_flying_kernels_are_uncounted():
                flying.mocap_sense, flying.altimeter_sense, flight_kernels.cascade,
                flight_kernels.rotors_actuate, flight_kernels.rotors_sense)
     assert [k.__name__ for k in kernels if k.targetoptions.get("_nrt", True)] == []
+
+
+def test_the_kernels_the_uncounted_ones_call_are_uncounted():
+    """The big helpers that kernels call rather than inline (each compiled once, not again in
+    every caller) count no array: their callers are uncounted (the copies' step, the composed
+    calls), and a counted callee would count each array it is handed up and down on every
+    call (a block of copies' step, a kind's noise)."""
+    from coopsim.model import noise_kernels
+    from coopsim.physics.kinematic import small
+
+    kernels = (small.step_rows, noise_kernels.fill_block)
+    assert [k.__name__ for k in kernels if k.targetoptions.get("_nrt", True)] == []
+    assert [k.__name__ for k in kernels if k.targetoptions.get("inline") != "never"] == []

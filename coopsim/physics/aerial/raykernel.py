@@ -363,21 +363,23 @@ def underside(s, rows, reach, below, scene, ray, dist, out):
     below, m, up to ``reach`` (n,), into ``out`` (n,). ``s`` every robot's (N, 13) STATE3D;
     ``below`` (n,) each body's origin to its underside, m; ``scene`` (local, solids, boxes,
     first robot row of ``solids``, floor): :meth:`~coopsim.physics.aerial.fused.AerialFused.
-    scene`, the robots' rows placed here on ``s``; ``ray`` (n, 7) scratch (origin, direction,
-    reach of each cast), ``dist`` (n,) scratch."""
+    scene`, the robots' rows placed here on ``s``; ``ray`` scratch: (origins (n, 3),
+    directions (n, 3), reaches (n,)) of the casts, contiguous as the plain path's cast takes
+    them (so :func:`cast` has one compiled version); ``dist`` (n,) scratch."""
     local, solids, boxes, start, floor = scene
+    pnt, vec, reaches = ray
     for i in range(len(rows)):
         r = rows[i]
         w, x, y, z = s[r, 3], s[r, 4], s[r, 5], s[r, 6]
-        ray[i, 0], ray[i, 1], ray[i, 2] = s[r, 0], s[r, 1], s[r, 2]
-        ray[i, 3] = -(2 * (x * z + w * y))
-        ray[i, 4] = -(2 * (y * z - w * x))
-        ray[i, 5] = -(1 - 2 * (x * x + y * y))
-        ray[i, 6] = reach[i] + below[i]
+        pnt[i, 0], pnt[i, 1], pnt[i, 2] = s[r, 0], s[r, 1], s[r, 2]
+        vec[i, 0] = -(2 * (x * z + w * y))
+        vec[i, 1] = -(2 * (y * z - w * x))
+        vec[i, 2] = -(1 - 2 * (x * x + y * y))
+        reaches[i] = reach[i] + below[i]
     place(local, s, solids, boxes, start)
-    cast(ray[:, 0:3], ray[:, 3:6], rows, ray[:, 6], solids, boxes, floor, dist)
+    cast(pnt, vec, rows, reaches, solids, boxes, floor, dist)
     for i in range(len(rows)):
-        d, far = dist[i], ray[i, 6]
+        d, far = dist[i], reaches[i]
         if not (d >= 0.0 and d < far):
             d = far
         out[i] = min(max(d - below[i], 0.0), reach[i])

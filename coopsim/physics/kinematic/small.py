@@ -7,7 +7,9 @@ in the same order on one thread, so the results are the same bits; the engine us
 ``kinematic.SMALL_N`` robots. :func:`step_rows` is that step on a range of rows of the arrays
 with the caller's scratch: :func:`step_small` runs it on every row, and the copies batch backend
 (:mod:`coopsim.env.copykernels`) on each copy's rows, so a copy is the same bits as its
-template world, and a copy's step makes no array and no view.
+template world, and a copy's step makes no array and no view. :func:`step_rows` is a kernel
+that both call (uncounted: it makes no array, so a call costs no reference counts), not
+inlined: it compiles once, where each caller inlining it compiled it again.
 Frames and units: world frame, metres, radians, seconds.
 """
 
@@ -23,63 +25,69 @@ from .kernels import (DIFFERENTIAL, NX, NY, _first_robot, _inline, _jit, _resolv
                       scatter_rows, sort_rows, speed_rows)
 
 
-@_inline()
-def step_rows(lo, hi, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag,
-              rows, static, half, dt, limits, scratch, gstart):
-    """One whole engine step (motion, substeps, resolution passes, report) of robots
-    lo .. hi - 1 of the arrays, as one world of their own: what ``KinematicEngine.step`` does
+@_jit(counted=False)
+def step_rows(c0, c1, width, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
+              flag, rows, static, half, dt, limits, scratch, gstart):
+    """One whole engine step (motion, substeps, resolution passes, report) of worlds
+    c0 .. c1 - 1, one after the other, world c the robots of rows lo = c x ``width`` ..
+    hi - 1 = lo + ``width`` - 1 of the arrays: for each, what ``KinematicEngine.step`` does
     with the kernels above, in the same order on one thread, so the same bits. Robots of other
     rows are neither read nor written. ``rows`` (N,) int64 holds i at row i (a pass over every
     robot); ``scratch`` = (start (N, 2), cell (N,), order (N,), binned (N, 3), and two lists
-    (N,) int64), rows lo .. hi - 1 used; ``gstart`` (hi - lo + 65,) int64 the robot grid's CSR
-    starts (cells at most hi - lo + 64): the caller's arrays, so a step makes none.
-    ``limits``: see :func:`step_small`. ``pos`` ends holding the positions, ``buf`` those
-    before the last pass (the engine swaps the two arrays instead)."""
+    (N,) int64), a world's rows used; ``gstart`` (width + 65,) int64 the robot grid's CSR
+    starts (cells at most width + 64), each world's in turn: the caller's arrays, so a step
+    makes none. ``limits``: see :func:`step_small`. ``pos`` ends holding the positions,
+    ``buf`` those before the last pass (the engine swaps the two arrays instead). A kernel
+    called (uncounted: a call costs no reference counts), not inlined, so compiled once; its
+    worlds a call, as a call's entry (its arguments' ~200 fields) costs about a small world's
+    step (the copies backend steps a block of copies a call)."""
     rmin, rmax, reach_radii, max_substeps, cell_radii, iterations = limits
     start, cell, order, binned, la, lb = scratch
-    for i in range(lo, hi):
-        start[i, 0], start[i, 1] = pos[i, 0], pos[i, 1]
-        contact[i, 0], contact[i, 1] = 0.0, 0.0
-    substeps = 1
-    if rmin > 0.0:
-        reach = speed_rows(cmd, mode, lo, hi) * dt / (reach_radii * rmin)
-        substeps = max(1, math.ceil(min(reach, max_substeps)))
-    h = dt / substeps
-    side = cell_radii * rmax if rmax > 0 else 1.0
-    widest = 0.0  # first_pass's
-    for i in range(lo, hi):
-        widest = max(widest, radius[i])
-    for _ in range(substeps):
+    for c in range(c0, c1):
+        lo, hi = c * width, c * width + width
         for i in range(lo, hi):
-            move_robot(i, pos, yaw, cmd, mode, h, heading)
-        x0, y0, x1, y1 = bounds_rows(pos, lo, hi)
-        geom = geometry(x0, y0, x1, y1, side, hi - lo + 64)
+            start[i, 0], start[i, 1] = pos[i, 0], pos[i, 1]
+            contact[i, 0], contact[i, 1] = 0.0, 0.0
+        substeps = 1
+        if rmin > 0.0:
+            reach = speed_rows(cmd, mode, lo, hi) * dt / (reach_radii * rmin)
+            substeps = max(1, math.ceil(min(reach, max_substeps)))
+        h = dt / substeps
+        side = cell_radii * rmax if rmax > 0 else 1.0
+        widest = 0.0  # first_pass's
         for i in range(lo, hi):
-            cell_of(i, pos, geom, cell)
-        sort_rows(lo, hi, pos, radius, cell, int(geom[NX]) * int(geom[NY]), gstart, order,
-                  binned)
-        grid = (cell, gstart, order, geom, binned)
-        count = 0
-        for k in range(lo, hi):  # first_pass, on this thread
-            count += _first_robot(k, buf, moved, widest, heading, grid, static, half, contact)
-        for i in range(lo, hi):  # the new positions in, the old ones kept in buf
-            pos[i, 0], pos[i, 1], buf[i, 0], buf[i, 1] = buf[i, 0], buf[i, 1], pos[i, 0], \
-                pos[i, 1]
-        active, k1 = rows, hi  # the last pass's robots: active[lo .. k1 - 1]
-        for p in range(int(iterations) - 1):
-            if not count:
-                break
-            listed = la if p % 2 == 0 else lb  # not the list activate reads
-            k1 = lo + mark(active, lo, k1, moved, buf, pos, radius, grid, flag, listed, lo)
-            _ascending(listed, lo, hi, flag)
-            active = listed
+            widest = max(widest, radius[i])
+        for _ in range(substeps):
+            for i in range(lo, hi):
+                move_robot(i, pos, yaw, cmd, mode, h, heading)
+            x0, y0, x1, y1 = bounds_rows(pos, lo, hi)
+            geom = geometry(x0, y0, x1, y1, side, hi - lo + 64)
+            for i in range(lo, hi):
+                cell_of(i, pos, geom, cell)
+            sort_rows(lo, hi, pos, radius, cell, int(geom[NX]) * int(geom[NY]), gstart, order,
+                      binned)
+            grid = (cell, gstart, order, geom, binned)
             count = 0
-            for k in range(lo, k1):
-                count += _resolve_robot(k, pos, active, buf, moved, radius, heading, grid,
-                                        static, half, contact)
-            scatter_rows(pos, active, lo, k1, buf)
-    for i in range(lo, hi):
-        finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
+            for k in range(lo, hi):  # first_pass, on this thread
+                count += _first_robot(k, buf, moved, widest, heading, grid, static, half, contact)
+            for i in range(lo, hi):  # the new positions in, the old ones kept in buf
+                pos[i, 0], pos[i, 1], buf[i, 0], buf[i, 1] = buf[i, 0], buf[i, 1], pos[i, 0], \
+                    pos[i, 1]
+            active, k1 = rows, hi  # the last pass's robots: active[lo .. k1 - 1]
+            for p in range(int(iterations) - 1):
+                if not count:
+                    break
+                listed = la if p % 2 == 0 else lb  # not the list activate reads
+                k1 = lo + mark(active, lo, k1, moved, buf, pos, radius, grid, flag, listed, lo)
+                _ascending(listed, lo, hi, flag)
+                active = listed
+                count = 0
+                for k in range(lo, k1):
+                    count += _resolve_robot(k, pos, active, buf, moved, radius, heading, grid,
+                                            static, half, contact)
+                scatter_rows(pos, active, lo, k1, buf)
+        for i in range(lo, hi):
+            finish_robot(i, pos, start, yaw, cmd, mode, dt, state)
 
 
 @_inline()
@@ -106,14 +114,16 @@ def scratch_arrays(n):
 @_jit()
 def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag, rows,
                static, half, dt, limits):
-    """One whole engine step of every robot in one call (:func:`step_rows` of rows 0 .. n - 1,
-    its scratch made here); for small worlds, where each kernel call's dispatch (~1-2 us) costs
+    """One whole engine step of every robot in one call (:func:`step_rows` of one world, rows
+    0 .. n - 1, its scratch made here); for small worlds, where each kernel call's dispatch (~1-2 us) costs
     more than its work. ``limits`` = (smallest positive radius, largest radius, SUBSTEP_REACH,
     MAX_SUBSTEPS, CELL_RADII, ITERATIONS). ``pos`` ends holding the positions, ``buf`` those
     before the last pass (the engine swaps the two arrays instead)."""
     n = len(pos)
-    step_rows(0, n, pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved, flag,
-              rows, static, half, dt, limits, scratch_arrays(n), np.empty(n + 65, np.int64))
+    # int64s, as the copies pass them: literals would compile a second step_rows
+    step_rows(np.int64(0), np.int64(1), n, pos, buf, yaw, cmd, mode, heading, radius, state,
+              contact, moved, flag, rows, static, half, dt, limits, scratch_arrays(n),
+              np.empty(n + 65, np.int64))
 
 
 @_jit()
