@@ -207,10 +207,11 @@ class Controllers:
         return total
 
     def cpu_wait(self, robot: str) -> tuple[float, bool, float]:
-        """(s ``robot``'s controller, the main threads of its process group, has waited for a
-        CPU so far; whether it is runnable now; s it has run on a CPU): what the lockstep lease
-        needs to count its silence net of a loaded machine's doing (coopsim/sim/slots.py);
-        (0, False, 0) for a robot without a running launched controller."""
+        """(s ``robot``'s controller, every thread of its process group, has waited for a CPU
+        so far; whether one is runnable now; s it has run on a CPU): what the lockstep
+        lease needs to count its silence net of a loaded machine's doing
+        (coopsim/sim/slots.py); (0, False, 0) for a robot without a running launched
+        controller."""
         proc = self.procs.get(robot)
         if proc is None or proc.returncode is not None:
             return 0.0, False, 0.0

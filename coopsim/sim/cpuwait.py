@@ -28,16 +28,17 @@ def thread_wait() -> float:
 
 
 def process_wait(pid: int) -> float:
-    """s the main thread of process ``pid`` has waited for a CPU so far (a controller's
-    Python code runs there; its helper threads, ZeroMQ's I/O, mostly sleep)."""
+    """s the main thread of process ``pid`` has waited for a CPU so far."""
     return _read(f"/proc/{pid}/schedstat")
 
 
 def group_wait(pgid: int) -> tuple[float, bool, float]:
-    """(s the main threads of every process of process group ``pgid`` have waited for a CPU,
+    """(s every thread of every process of process group ``pgid`` has waited for a CPU,
     whether one of them is runnable now, s they have run on a CPU). A launched controller
-    leads its own group (it and what it started). The kernel adds a wait to the figure when
-    the wait ends (the task gets a CPU), so a task runnable now may be in the middle of one."""
+    leads its own group (it and what it started); any of its threads may carry its commands
+    (ZeroMQ's I/O thread moves its messages). The kernel adds a wait to the figure when the
+    wait ends (the task gets a CPU), so a task runnable now may be in the middle of one; a
+    thread that ends takes its figures with it."""
     total, runnable, ran = 0.0, False, 0.0
     try:
         entries = [e for e in os.listdir("/proc") if e.isdigit()]
@@ -46,12 +47,19 @@ def group_wait(pgid: int) -> tuple[float, bool, float]:
     for entry in entries:
         try:
             with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-            if int(fields[2]) != pgid:
-                continue
+                if int(stat.read().rsplit(b")", 1)[1].split()[2]) != pgid:
+                    continue
+            tasks = os.listdir(f"/proc/{entry}/task")
         except (OSError, IndexError, ValueError):
             continue
-        runnable = runnable or fields[0] == b"R"
-        total += process_wait(int(entry))
-        ran += _read(f"/proc/{entry}/schedstat", 0)
+        for task in tasks:
+            base = f"/proc/{entry}/task/{task}/"
+            try:
+                with open(base + "stat", "rb") as stat:
+                    state = stat.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue  # ended meanwhile
+            runnable = runnable or state == b"R"
+            total += _read(base + "schedstat")
+            ran += _read(base + "schedstat", 0)
     return total, runnable, ran

@@ -34,13 +34,13 @@ starved by a loaded machine is not benched before its lease would detach it.
 **Silence is measured on the run's active time**, not on the wall clock: time advances by the
 wall time between two looks of the stepper, but by at most :data:`ACTIVE_GAP` per look, so a
 simulator that was stopped (SIGSTOP, a debugger, a suspended laptop) or starved by the machine
-does not count that time against its controllers. **Nor does a loaded machine**: once a
-lockstep step has waited :data:`STARVE_LOOK` for a controller, the time its controller (the
-:attr:`CommandSlots.cpu_wait` hook: a launched controller's process group) and the stepper's
-own thread spent waiting for a CPU from then on (:mod:`coopsim.sim.cpuwait`) is taken off its
-silence: a controller starved for seconds is not late, one that hangs (asleep, blocked,
-stopped) is detached after the lease as before, so lockstep results do not depend on the
-machine.
+does not count that time against its controllers. **Nor does a loaded machine**: once a lockstep
+step has waited :data:`STARVE_LOOK` for a controller, the time its controller (the
+:attr:`CommandSlots.cpu_wait` hook: every thread of a launched controller's process group) and
+the stepper's own thread spent waiting for a CPU from then on (:mod:`coopsim.sim.cpuwait`) is
+taken off its silence: a controller starved for seconds is not late, one that hangs (asleep,
+blocked, stopped) is detached after the lease as before, so lockstep results do not depend on
+the machine.
 
 **The dead man** (:mod:`coopsim.sim.deadman`): a teleop claim, and a claim with a deadline,
 arm it; the holder's motion then stops when it falls silent past the deadline, its connection
