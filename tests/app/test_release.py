@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import venv
 import zipfile
 from pathlib import Path
@@ -27,7 +29,11 @@ from venvhelpers import link_dependencies, share_dependencies
 pytestmark = pytest.mark.slow  # builds in a process, installs into a fresh venv
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 600  # s: a build and a run on a loaded machine; a hang still ends
+#: s of CPU a command and every process it starts may use (the demo's cold compile takes about
+#: a tenth of it): a runaway still ends, and a loaded machine, however slow, fails nothing
+CPU_LIMIT = 1200.0
+#: s of wall a command's processes may go without using any CPU at all: a hang still ends
+IDLE_LIMIT = 300.0
 #: What a copy of the clone leaves out: environments, build products, caches, results.
 LEFT_OUT = shutil.ignore_patterns(".venv", "venv", ".git", "test-artifacts", "node_modules",
                                   "build", "dist", "*.egg-info", "__pycache__", "*.parquet",
@@ -35,9 +41,51 @@ LEFT_OUT = shutil.ignore_patterns(".venv", "venv", ".git", "test-artifacts", "no
 RECORDINGS = {"README.md", "sample.mcap", "transport.mcap", "formation.mcap"}  # committed ones
 
 
-def _run(argv, cwd, env=None):
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT)
+def _tree(root: int) -> tuple[float, set[int]]:
+    """(s of CPU the live processes descended from ``root``, it included, have used with the
+    children they have reaped; their pids)."""
+    procs = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                procs[int(entry)] = (int(fields[1]), sum(map(int, fields[11:15])))
+            except (OSError, IndexError, ValueError):
+                pass  # ended meanwhile
+    tree, grown = {root}, True
+    while grown:
+        more = {pid for pid, (parent, _) in procs.items() if parent in tree} - tree
+        tree |= more
+        grown = bool(more)
+    return sum(procs[pid][1] for pid in tree if pid in procs) / os.sysconf("SC_CLK_TCK"), tree
+
+
+def _run(argv, cwd, env=None) -> subprocess.CompletedProcess:
+    """Run a command to its end however loaded the machine: it fails when its processes have
+    used :data:`CPU_LIMIT` s of CPU, or none for :data:`IDLE_LIMIT` s, not after a wall time
+    (a cold compile at load 15 took longer than 600 s)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    used, since = 0.0, time.monotonic()
+    while True:
+        try:
+            out, err = proc.communicate(timeout=5.0)
+            break
+        except subprocess.TimeoutExpired:
+            now, pids = _tree(proc.pid)
+            if now > used:
+                used, since = now, time.monotonic()
+            if used > CPU_LIMIT or time.monotonic() - since > IDLE_LIMIT:
+                for pid in pids:  # the whole tree: a child left would hold the pipes open
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                out, err = proc.communicate()
+                pytest.fail(f"{argv}: {used:.0f} s of CPU, none for "
+                            f"{time.monotonic() - since:.0f} s: stopped\n{out}\n{err}")
+    done = subprocess.CompletedProcess(argv, proc.returncode, out, err)
     assert done.returncode == 0, f"{argv}\n{done.stdout}\n{done.stderr}"
     return done
 
