@@ -14,22 +14,25 @@ from __future__ import annotations
 import os
 
 
-def _read(path: str, field: int = 1) -> float:
+def _sched(path: str) -> tuple[float, float]:
+    """(s run on a CPU, s waited for one) from a schedstat file; (0, 0) when it is gone or
+    there is none."""
     try:
         with open(path, "rb") as f:
-            return int(f.read().split()[field]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0  # gone, or no schedstat: counts nothing
+            ran, waited = f.read().split()[:2]
+        return int(ran) / 1e9, int(waited) / 1e9
+    except (OSError, ValueError):
+        return 0.0, 0.0  # gone, or no schedstat: counts nothing
 
 
 def thread_wait() -> float:
     """s the calling thread has waited for a CPU so far."""
-    return _read("/proc/thread-self/schedstat")
+    return _sched("/proc/thread-self/schedstat")[1]
 
 
 def process_wait(pid: int) -> float:
     """s the main thread of process ``pid`` has waited for a CPU so far."""
-    return _read(f"/proc/{pid}/schedstat")
+    return _sched(f"/proc/{pid}/schedstat")[1]
 
 
 def group_wait(pgid: int) -> tuple[float, bool, float]:
@@ -60,6 +63,7 @@ def group_wait(pgid: int) -> tuple[float, bool, float]:
             except (OSError, IndexError):
                 continue  # ended meanwhile
             runnable = runnable or state == b"R"
-            total += _read(base + "schedstat")
-            ran += _read(base + "schedstat", 0)
+            task_ran, task_waited = _sched(base + "schedstat")
+            total += task_waited
+            ran += task_ran
     return total, runnable, ran
