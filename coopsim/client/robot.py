@@ -14,6 +14,7 @@ answer either, the loop ends the program with one line saying so.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import time
@@ -32,6 +33,9 @@ _EXTERNAL_POSE = 20  # protocol 10: an external robot's pose (docs/in-the-loop.m
 MAX_TIMEOUTS = 3  # requests in a row without a reply before the loop asks the name server
 PROBE_TIMEOUT = 1.0  # s the name server has to answer that probe
 TELEOP_POLL = 0.1  # s between two tries of a motion command while a person drives the robot
+QUEUED_POLL = 0.25  # s between two looks at /sim while a loop waits for a queued command's step
+FINISHED_EVERY = 4  # of those looks, every how many also asks (state document) if it finished
+QUEUED = "lockstep: queued"  # a lockstep motion reply's note before the step that uses it
 
 
 class SimulationGone(SystemExit):
@@ -216,6 +220,7 @@ class Robot:
         return self.client.robot(name)
 
     _gone = False
+    _sim = None  # /sim, once a loop waits for a queued command's step
 
     def _check_alive(self) -> None:
         """Raise SimulationGone when the simulator's process ended, or it stopped answering."""
@@ -327,7 +332,11 @@ class Robot:
     def loop(self, steps: int | None = None, period: float = 0.05) -> Iterator[int]:
         """Control loop helper: yields 0, 1, 2...; send one motion command per iteration.
 
-        In lockstep each iteration is one simulation step (the motor reply comes after the step).
+        In lockstep each iteration is one simulation step (the motor reply comes after the step):
+        when the reply is ``lockstep: queued`` (the run is paused, or its first step waits for
+        other controllers) the next iteration waits, asking ``/sim`` every :data:`QUEUED_POLL`
+        s, until a step has used the command (or the run was reset or has finished), so a
+        paused run holds the loop and each single step moves it one iteration.
         In real time (or on a real robot) iterations are paced to ``period`` s of wall time.
         On leaving the loop (end, break or exception) the robot is stopped and detached, so the
         simulation does not wait for a controller that has finished.
@@ -345,9 +354,27 @@ class Robot:
                 i += 1
                 if self.last is None or not self.last.lockstep:
                     time.sleep(max(0.0, period - (time.monotonic() - started)))
+                elif self.last.note.startswith(QUEUED):
+                    self._await_step(self.last.step)
         finally:
             if not self._gone:  # a gone simulation has nothing to stop or detach from
                 self._stop_and_detach()
+
+    def _await_step(self, step: int) -> None:
+        """Wait until the run has taken a step after ``step`` (the one that uses a command
+        answered ``queued``), was reset, or has finished (a command that came as it finished
+        is answered ``queued`` and never used); a simulation that stops answering ends the
+        wait too (the loop's next check says so)."""
+        try:
+            sim = self._sim = self._sim or self.client.sim()
+            for polls in itertools.count():
+                if sim.status()["step"] != step:
+                    return
+                if polls % FINISHED_EVERY == 0 and sim.state()["finished"]:
+                    return  # its command came as the run finished: no step will use it
+                time.sleep(QUEUED_POLL)
+        except ProtocolError:
+            return
 
     def _stop_and_detach(self) -> None:
         try:

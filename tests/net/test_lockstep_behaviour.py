@@ -194,3 +194,58 @@ def test_a_start_wait_says_how_long_it_will_wait(capsys):
         run.stepper.start_wait = 0.0  # nobody comes: it starts, and no longer waits
         wait_until(lambda: run.stepper.snapshot.step > 0)
         assert run.stepper.start_wait_left() is None
+
+
+def test_a_control_loop_takes_one_iteration_a_step_while_the_run_is_paused_and_stepped():
+    """A paused lockstep run answers a motion command "queued" after 0.5 s; the loop then
+    waits for the step that uses it, so a paused run holds a controller's loop, each single
+    step moves it one iteration, and iteration i's command is used by step i + 1 throughout."""
+    one = scenario([robot("r1", -1, 0)], mode="lockstep")
+    with live(one, wait_for=1) as run, Client(run.network.endpoint) as c, \
+            Client(run.network.endpoint) as operator:
+        sim, lines, ended = operator.sim(), [], threading.Event()
+
+        def control():
+            bot = c.robot("r1")
+            for i in bot.loop(steps=30):
+                done = bot.motors.set_speeds(0.1, 0.1)
+                lines.append((i, done.step, done.note.startswith("lockstep: queued")))
+            ended.set()
+
+        threading.Thread(target=control, daemon=True).start()
+        wait_until(lambda: len(lines) >= 5)
+        sim.pause()
+        for _ in range(3):  # wait for a "queued" reply, then take one step by hand
+            held = sim.status()["step"]
+            wait_until(lambda: (lines[-1][1], lines[-1][2]) == (held, True), timeout=20)
+            sim.step(1)
+        sim.resume()
+        assert ended.wait(120)
+    assert all(step == i + (not queued) for i, step, queued in lines), str(lines)
+    assert sum(queued for _, _, queued in lines) >= 3
+
+
+def test_a_control_loop_waiting_for_its_step_ends_when_the_run_finishes():
+    """A paused run stepped by hand to its end: a command that came as the run finished is
+    answered "queued" and never used; the loop does not wait for a step that will not come,
+    and its next command is refused (code 6)."""
+    from coopsim.client import RemoteError
+
+    one = scenario([robot("r1", -1, 0)], mode="lockstep")
+    with live(one, paused=True, wait_for=1, duration=0.1) as run, \
+            Client(run.network.endpoint) as c, Client(run.network.endpoint) as operator:
+        bot, codes, ended = c.robot("r1"), [], threading.Event()
+
+        def control():
+            try:
+                for _ in bot.loop():
+                    bot.motors.set_speeds(0.1, 0.1)
+            except RemoteError as exc:
+                codes.append(exc.code)
+            ended.set()
+
+        threading.Thread(target=control, daemon=True).start()
+        wait_until(lambda: "r1" in run.stepper.slots.attached())
+        operator.sim().step(10)  # to the duration's end, the run still paused
+        assert ended.wait(120), "the loop waits for a step of a finished run"
+        assert run.stepper.finished and run.stepper.paused and codes == [6]
