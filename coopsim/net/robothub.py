@@ -497,14 +497,9 @@ def _answer_early(stepper, late: float) -> bool:
     """Whether a lockstep reply STEP_WAIT + ``late`` s old is answered "not yet" now. While the
     run takes steps it never is: it waits for its step however long the machine or the other
     controllers take. A paused or stopped run answers after STEP_WAIT, so its controllers do not
-    hang on it. While the first step still waits for its controllers to attach, a reply
-    START_STEP_WAIT old is, once the launched controllers have neither run nor waited for a CPU
-    for START_STEP_WAIT (one process may attach its robots in turn, each waiting for its reply):
-    a controller that attached first then still gets its reply after step 1 while another is
-    busy starting, so its loop does not run one iteration ahead of the run."""
+    hang on it; one whose first step still waits for its controllers to attach after
+    START_STEP_WAIT (one process may attach its robots in turn, each waiting for its reply)."""
     if not stepper.running or stepper.paused:
         return True
-    left = stepper.start_wait_left()  # the wait restarts while the controllers are busy
-    return (left is not None and late >= START_STEP_WAIT - STEP_WAIT
-            and stepper.start_wait - left >= START_STEP_WAIT)
+    return stepper.starting and late >= START_STEP_WAIT - STEP_WAIT
 

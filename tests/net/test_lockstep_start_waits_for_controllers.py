@@ -68,8 +68,8 @@ def test_the_first_step_waits_past_start_wait_for_a_launched_controller_still_st
 def test_a_controller_that_attached_first_waits_for_the_step_while_another_is_busy_starting(
         tmp_path):
     """One loop iteration is one step from the first: a controller that attached while
-    another was still busy starting gets its first reply after step 1, however long the other
-    took, not a "not yet" reply that would run its loop one iteration ahead of the run."""
+    another was still busy starting is answered "queued" after 2 s, and its loop waits for
+    the step that uses that command instead of running one iteration ahead of the run."""
     gate, out = tmp_path / "go", tmp_path / "quick.txt"
     (tmp_path / "slow.py").write_text(SLOW.format(gate=str(gate)))
     (tmp_path / "quick.py").write_text(QUICK.format(out=str(out)))
@@ -86,7 +86,10 @@ def test_a_controller_that_attached_first_waits_for_the_step_while_another_is_bu
         gate.touch()
         wait_until(lambda: out.exists() and out.read_text().count("\n") == 6, timeout=120)
     lines = [line.split(" ", 2) for line in out.read_text().splitlines()]
-    assert lines == [[str(i), str(i + 1), "lockstep"] for i in range(6)], out.read_text()
+    # iteration i's command is used by step i + 1: a "queued" reply still shows step i
+    assert all(int(step) == i + (note == "lockstep") and note.startswith("lockstep")
+               for i, (_, step, note) in enumerate(lines)), out.read_text()
+    assert lines[0][2].startswith("lockstep: queued"), "r1 did not attach while r2 started"
 
 
 def test_one_process_attaching_its_robots_in_turn_is_answered_before_the_start_wait_ends(
