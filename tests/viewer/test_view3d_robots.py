@@ -97,8 +97,7 @@ def test_a_robot_opens_framed_drawn_where_pinocchio_puts_it_and_seen_by_a_camera
         viewer = viewer_for(run.network.endpoint, top=False)
         pump(viewer, lambda: viewer.link.connected and viewer.link.frame is not None
              and viewer.view3d.active and viewer.scene.layout is not None
-             and viewer.frames > 3 and _meshes_in(viewer, name), "the robot's meshes in 3D",
-             timeout=180.0)  # a hang guard: ~40 files read and decimated on a loaded box
+             and viewer.frames > 3 and _meshes_in(viewer, name), "the robot's meshes in 3D")
         screenshot(viewer, f"robot_{name}_view")
         _drawn_where_pinocchio_puts_it(viewer, run, name, tmp_path)
         cam = viewer.view3d.camera

@@ -24,8 +24,9 @@ from coopsim.client import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
-WAIT = 300.0  # s for anything to show up: a guard against a hang, not a deadline (at load 10 a
-#                robot inserted took over 15 s to show, its window drawn in software)
+WAIT = 300.0  # s of CPU time for anything to show up: a guard against a hang, not a deadline
+#                (at load 10 a robot inserted took over 15 s of wall to show, its window drawn in
+#                software; at load 16 a robot's ~40 meshes took over 180 s)
 
 pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
@@ -113,12 +114,19 @@ def frame(viewer) -> None:
 
 
 def pump(viewer, until, what: str, timeout: float = WAIT) -> None:
-    """Draw frames until ``until()`` holds."""
-    deadline = time.monotonic() + timeout
+    """Draw frames until ``until()`` holds; fail once this process (the window, and the run
+    when the test hosts it) has used ``timeout`` s of CPU time meanwhile: a loaded machine
+    makes the wait longer, not the work, and a hang still ends (each frame is drawn in
+    software, on the CPU). Between two frames it waits three times as long as the frame took,
+    so on a starved machine the frames take at most a quarter of what the process gets and
+    the work waited for (the run's meshes, its steps) the rest."""
+    deadline = time.process_time() + timeout
     while not until():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}: {viewer.status_text}"
+        assert time.process_time() < deadline, \
+            f"no {what} after {timeout:.0f} s of CPU: {viewer.status_text}"
+        started = time.perf_counter()
         frame(viewer)
-        time.sleep(0.02)
+        time.sleep(max(0.02, 3 * (time.perf_counter() - started)))
 
 
 def click(viewer, mark: str) -> None:

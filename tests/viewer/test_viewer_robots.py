@@ -12,7 +12,7 @@ import pytest
 
 from test_viewer import SHOTS, Sim, close, connected, pixel, pump, screenshot, viewer_for  # noqa: F401
 
-RUN_WAIT = 240.0  # s of wall time for the run to reach its screenshot's sim time (a failure guard)
+RUN_WAIT = 240.0  # s of the window's CPU for the run to reach the shot's sim time (a guard)
 ORANGE, CYAN, MAGENTA, YELLOW = (255, 128, 0), (0, 255, 255), (255, 0, 255), (255, 255, 0)
 
 pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
