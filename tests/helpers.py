@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec, ScenarioSpec,
                            Settings, TargetSpec, WorldSpec)
 
@@ -83,3 +85,16 @@ def unblock_fifo(fifo, done, after: float) -> None:
         except OSError:  # no reader yet
             pass
         done.wait(0.1)
+
+
+def finishes(stepper, stall: float = 120.0) -> bool:
+    """Wait until ``stepper``'s run has finished; False once its step has not moved for
+    ``stall`` s of wall time. A loaded machine makes a run slower, not stuck: the guard is
+    for a run that stopped stepping (a hang, a controller never attached), not for a slow one."""
+    step, since = -1, time.monotonic()
+    while not stepper.wait_finished(0.5):
+        if stepper.snapshot.step != step:
+            step, since = stepper.snapshot.step, time.monotonic()
+        elif time.monotonic() - since > stall:
+            return False
+    return True

@@ -10,7 +10,7 @@ import pytest
 from coopsim.app.run import Run, RunOptions
 from coopsim.client import RemoteError, RunFinished
 
-from helpers import robot, scenario
+from helpers import finishes, robot, scenario
 
 CONTROLLER = """
 from coopsim.client import Client
@@ -32,7 +32,7 @@ def test_a_finished_run_ends_a_looping_controller_with_status_0(tmp_path):
     options = RunOptions(port=0, duration=0.5, controller=(("r1", f"{sys.executable} {script}"),))
     with Run(spec, options) as run:
         run.start()
-        assert run.stepper.wait_finished(60)
+        assert finishes(run.stepper)
         ctl = run.controllers
         for proc in ctl.procs.values():
             proc.wait(30)

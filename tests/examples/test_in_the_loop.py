@@ -15,6 +15,7 @@ from coopsim.formats.files import load
 from coopsim.model.plugins import RULES
 from coopsim.plugins.rules.external import External
 
+from helpers import finishes
 from nethelpers import ROOT, live
 
 EXAMPLES = ROOT / "examples" / "in-the-loop"
@@ -40,7 +41,7 @@ def test_4a_the_real_robot_stops_before_the_virtual_wall_and_the_rule_passes():
     with live(scenario) as run:
         proc = _stand_in("real_robot.py", run.network.endpoint, "--seconds", "40")
         try:
-            assert run.stepper.wait_finished(60.0), "the run never ended"
+            assert finishes(run.stepper), "the run never ended"
         finally:
             snap = run.stepper.snapshot
             state = run.stepper.sim.external.state()

@@ -10,7 +10,7 @@ from coopsim.net.statestream import StatePublisher, decode_state
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
-from helpers import robot, scenario
+from helpers import finishes, robot, scenario
 from nethelpers import wait_until
 
 
@@ -72,7 +72,7 @@ def test_the_watcher_sleeps_through_steps_and_wakes_when_the_run_ends():
     stepper._ended.notify_all = lambda: (woken.append(stepper.snapshot.step), original())[1]
     stepper.start(max_steps=300)
     try:
-        assert stepper.wait_finished(60.0)  # as `coopsim run` watches a run
+        assert finishes(stepper)  # as `coopsim run` watches a run
         assert stepper.snapshot.step == 300 and stepper.finished == "300 steps taken"
         assert 1 <= len(woken) <= 3, woken  # its end, not each of its 300 steps
     finally:

@@ -27,6 +27,7 @@ SCENARIOS = ROOT / "scenarios"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from suite.common import arms  # noqa: E402  (the suite's arms world)
+from helpers import finishes  # noqa: E402
 
 
 def finish(name: str, controller=()):
@@ -34,7 +35,7 @@ def finish(name: str, controller=()):
     spec = load(str(SCENARIOS / f"{name}.scenario"))
     with Run(spec, RunOptions(port=0, controller=controller)) as run:
         run.start()
-        assert run.stepper.wait_finished(900), "the run did not finish"
+        assert finishes(run.stepper), "the run did not finish"
         return run.stepper.snapshot, run.stepper.finished
 
 
@@ -121,7 +122,7 @@ def test_a_cube_too_heavy_for_the_gripper_ends_the_controller_with_one_sentence(
         settings=dataclasses.replace(spec.settings, duration=2.0))
     with Run(spec, RunOptions(port=0, log_dir=str(tmp_path))) as run:
         run.start()
-        assert run.stepper.wait_finished(600)
+        assert finishes(run.stepper)
         # its exit comes after the run's end on a busy machine: wait on the process itself
         # (wait_finished returns at once once the run has finished, so it cannot pace a loop)
         run.controllers.procs["arm"].wait(timeout=120)

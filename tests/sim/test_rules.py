@@ -18,7 +18,7 @@ from coopsim.recording.writer import Recorder
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
-from helpers import robot, scenario, target
+from helpers import finishes, robot, scenario, target
 from nethelpers import live
 
 
@@ -32,7 +32,7 @@ def test_stop_when_all_at_target_ends_a_started_run_and_says_why():
     stepper = Stepper(Simulation(goto_scenario(hold=0.5)), mode="lockstep", speed=0)
     stepper.start()
     try:
-        assert stepper.wait_finished(30), "the robot should reach the target"
+        assert finishes(stepper), "the robot should reach the target"
         stats = stepper.stats()
         assert "all 1 robots at a target" in stats.finished and stepper.running
         fields = stepper.snapshot.rules["stop_when_all_at_target"]

@@ -12,6 +12,7 @@ from coopsim.app.controllers import parse_override
 from coopsim.app.run import Run, RunOptions
 from coopsim.formats.files import load
 
+from helpers import finishes
 from usecasehelpers import FORMATION_SHORT, NETWORK, TRANSPORT_SHORT, run_to_end, stepper
 
 pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
@@ -27,7 +28,7 @@ def test_in_process_and_network_controllers_take_the_same_path(name, path):
         assert not any(r.driver for r in run.stepper.sim.world.robots)  # all over the network
         assert len(run.controllers.procs) == len(spec.robots) * (2 if name == "transport" else 1)
         run.start()
-        assert run.stepper.wait_finished(120), "the networked run did not finish"
+        assert finishes(run.stepper), "the networked run did not finish"
         net = run.stepper.snapshot
         assert run.stepper.finished == ended
         assert not run.controllers.failed and all(
