@@ -362,16 +362,16 @@ class Robot:
 
     def _await_step(self, step: int) -> None:
         """Wait until the run has taken a step after ``step`` (the one that uses a command
-        answered ``queued``), was reset, or has finished (a command that came as it finished
-        is answered ``queued`` and never used); a simulation that stops answering ends the
-        wait too (the loop's next check says so)."""
+        answered ``queued``), was reset, or has finished without another step (a failed step
+        ends a headless run); a simulation that stops answering ends the wait too (the loop's
+        next check says so)."""
         try:
             sim = self._sim = self._sim or self.client.sim()
             for polls in itertools.count():
                 if sim.status()["step"] != step:
                     return
                 if polls % FINISHED_EVERY == 0 and sim.state()["finished"]:
-                    return  # its command came as the run finished: no step will use it
+                    return  # no step will use its command
                 time.sleep(QUEUED_POLL)
         except ProtocolError:
             return

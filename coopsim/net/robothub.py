@@ -398,8 +398,10 @@ class RobotHub:
                                                       (snap.step,), (snap.time,))
                                 if item.plan is None else
                                 reply_wire(item.port, item.plan, "lockstep", snap))
-            elif stepper.finished or (now >= item.deadline
-                                      and _answer_early(stepper, now - item.deadline)):
+            elif stepper.finished:  # no step will use it
+                self._send(item.envelope, item.msg.fail(
+                    p.NOT_ALLOWED, f"the run has finished ({stepper.finished})"))
+            elif now >= item.deadline and _answer_early(stepper, now - item.deadline):
                 snap = stepper.snapshot
                 if item.plan is not None:  # an exchange: the reads of the latest step
                     self._send_wire(item.envelope, reply_wire(

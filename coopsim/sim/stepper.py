@@ -92,6 +92,9 @@ class Stepper(WorldOwner, FreeRunning):
         #: pausing it: for runs nobody can resume (headless, batch).
         self.end_on_error = False
         self.finished = ""  # why the run ended (duration reached, a rule), if it did
+        #: (duration s, step count) of a lingering run: the step that reaches one finishes it,
+        #: as a rule's does (said with that step's snapshot, before its replies go out)
+        self._limits: tuple[float | None, int | None] = (None, None)
         self.done_generation = 0
         self.paused = False
         self._single_steps = 0  # steps queued by step() and not yet taken
@@ -122,11 +125,11 @@ class Stepper(WorldOwner, FreeRunning):
         self.sim.physics()
         self.sim.sense()
         snapshot = self.sim.apply_rules()
-        ending = self.sim.ended  # a property: read once
+        ending = self.sim.ended or limit_reached(snapshot, *self._limits)  # a property: once
         ending = ending if ending and not self.finished else ""
         self._publish(snapshot, ending)
         if ending:
-            self._say_ended()
+            self._wake_all()  # wait_finished, waits for steps, replies no step will use
         self.sim.external.published()  # pose received -> in this snapshot
         for hook in self.hooks:
             hook(snapshot)
@@ -310,11 +313,6 @@ class Stepper(WorldOwner, FreeRunning):
             return self._ended.wait_for(lambda: bool(self.finished) or not self.running,
                                         timeout)
 
-    def _say_ended(self) -> None:
-        """Wake :meth:`wait_finished` (the run finished, or the loop is ending)."""
-        with self._ended:
-            self._ended.notify_all()
-
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the loop to end and wait for its thread."""
         self._stop.set()
@@ -338,6 +336,7 @@ class Stepper(WorldOwner, FreeRunning):
         if threading.current_thread() is not self._thread:
             self._stop.clear()  # a direct call after an earlier stop() runs again
         self._looping, self._closed = True, False
+        self._limits = (duration, max_steps) if linger else (None, None)
         # The world built so far lives as long as the run: out of the cyclic collector's way.
         # A full collection over 1,000 robots' bodies took 50 ms, over two 50 Hz periods;
         # frozen, 4 ms (docs/performance.md).
@@ -382,10 +381,8 @@ class Stepper(WorldOwner, FreeRunning):
 
     def _finish(self, duration, max_steps) -> None:
         """Finished: say why once, then idle serving calls (reset clears it)."""
-        if not self.finished:
-            snap = self.snapshot
-            self.finished = (f"duration {duration:g} s reached" if duration is not None
-                             and snap.time >= duration - 1e-9 else f"{snap.step} steps taken")
+        if not self.finished:  # reached before this run() (the step that did finishes it)
+            self.finished = limit_reached(self.snapshot, duration, max_steps)
             self._wake_all()
         self._pause_wall()
         self._idle(lambda: not self.finished, 0.1)
@@ -431,12 +428,7 @@ class Stepper(WorldOwner, FreeRunning):
             self.paused = True
 
     def _done(self, duration, max_steps) -> bool:
-        if self.finished:
-            return True
-        snap = self.snapshot
-        if max_steps is not None and snap.step >= max_steps:
-            return True
-        return duration is not None and snap.time >= duration - 1e-9
+        return bool(self.finished or limit_reached(self.snapshot, duration, max_steps))
 
     def _may_step(self) -> bool:
         """Wait as the mode asks; True when a step should be taken now."""
@@ -522,3 +514,13 @@ class Stepper(WorldOwner, FreeRunning):
 
     def _pause_wall(self) -> None:
         self.pacer.pause_wall()
+
+
+def limit_reached(snap: Snapshot, duration: float | None, max_steps: int | None) -> str:
+    """Why a run of at most ``duration`` s and ``max_steps`` steps ends at ``snap``; "" while
+    it goes on."""
+    if duration is not None and snap.time >= duration - 1e-9:
+        return f"duration {duration:g} s reached"
+    if max_steps is not None and snap.step >= max_steps:
+        return f"{snap.step} steps taken"
+    return ""

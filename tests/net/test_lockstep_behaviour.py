@@ -226,9 +226,8 @@ def test_a_control_loop_takes_one_iteration_a_step_while_the_run_is_paused_and_s
 
 
 def test_a_control_loop_waiting_for_its_step_ends_when_the_run_finishes():
-    """A paused run stepped by hand to its end: a command that came as the run finished is
-    answered "queued" and never used; the loop does not wait for a step that will not come,
-    and its next command is refused (code 6)."""
+    """A paused run stepped by hand to its end: the loop does not wait for a step that will
+    not come; its command after the last step is refused (code 6)."""
     from coopsim.client import RemoteError
 
     one = scenario([robot("r1", -1, 0)], mode="lockstep")

@@ -51,13 +51,13 @@ def test_a_run_said_finished_shows_the_step_that_finished_it():
     the step the rule ended it at: a waiter read the step before (its rule fields not yet
     counting the end: the plugins doc's bump count 0 once in CI)."""
     stepper = Stepper(Simulation(goto_scenario()), mode="lockstep", speed=0)
-    seen, say = [], stepper._say_ended
+    seen, say = [], stepper._wake_all
 
     def said():  # what a woken wait_finished sees
         seen.append((stepper.finished, stepper.snapshot.step,
                      stepper.snapshot.rules["stop_when_all_at_target"]["at_target"]))
         say()
-    stepper._say_ended = said
+    stepper._wake_all = said
     while not stepper.finished and stepper.snapshot.step < 4000:
         last = stepper.tick()
     assert seen == [(stepper.finished, last.step, 1)], (seen, last.step)

@@ -78,6 +78,21 @@ def test_after_the_duration_no_other_thread_touches_the_world():
         stepper.call(lambda: None).result(2)
 
 
+@pytest.mark.parametrize("limit", [{"duration": 0.2}, {"max_steps": 20}])
+def test_the_step_that_reaches_the_limit_finishes_the_run_with_its_snapshot(limit):
+    """The run says it finished as it publishes the step that reached its duration (or step
+    count), as a rule's ending does: nothing served between that step and the finish (a
+    command, a state read) sees the last step without the finish."""
+    stepper = Stepper(Simulation(scenario([robot()])), mode="lockstep", speed=0)
+    seen = []
+    stepper.hooks.append(lambda snap: seen.append((snap.step, stepper.finished)))
+    stepper.start(**limit)
+    assert stepper.wait_finished(10)
+    stepper.stop()
+    assert seen[-1] == (20, "duration 0.2 s reached" if "duration" in limit else "20 steps taken")
+    assert all(not why for _, why in seen[:-1]) and len(seen) == 20
+
+
 def test_a_finished_run_refuses_motion_and_ends_network_controllers():
     with live(scenario([robot()], mode="lockstep"), duration=0.5) as run, \
             Client(run.network.endpoint) as client:
