@@ -128,11 +128,13 @@ class Stepper(WorldOwner, FreeRunning):
         ending = self.sim.ended or limit_reached(snapshot, *self._limits)  # a property: once
         ending = ending if ending and not self.finished else ""
         self._publish(snapshot, ending)
-        if ending:
-            self._wake_all()  # wait_finished, waits for steps, replies no step will use
-        self.sim.external.published()  # pose received -> in this snapshot
-        for hook in self.hooks:
-            hook(snapshot)
+        try:
+            self.sim.external.published()  # pose received -> in this snapshot
+            for hook in self.hooks:  # (a recording's frame) before wait_finished returns
+                hook(snapshot)
+        finally:
+            if ending:  # wait_finished, waits for steps, replies no step will use
+                self._wake_all()
         return snapshot
 
     # -- control (any thread; call, run_now: sim/ownership.py) ------------------------------
