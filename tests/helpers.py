@@ -98,3 +98,17 @@ def finishes(stepper, stall: float = 120.0) -> bool:
         elif time.monotonic() - since > stall:
             return False
     return True
+
+
+def freeze(pid: int) -> None:
+    """SIGSTOP process ``pid`` and return once it is stopped. The signal acts when the process
+    next runs: on a loaded machine a signal sent meanwhile (a SIGTERM) is taken first."""
+    import os
+    import signal
+
+    os.kill(pid, signal.SIGSTOP)
+    while True:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            if stat.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t"):
+                return
+        time.sleep(0.01)

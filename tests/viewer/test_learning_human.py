@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 from pathlib import Path
 
@@ -14,6 +13,8 @@ gymnasium = pytest.importorskip("gymnasium")
 
 import coopsim.env  # noqa: E402,F401
 from coopsim.client import Client  # noqa: E402
+
+from helpers import freeze  # noqa: E402
 
 GOAL = Path(__file__).resolve().parents[2] / "scenarios" / "learn_goal.scenario"
 
@@ -46,6 +47,6 @@ def test_close_ends_a_viewer_that_does_not_answer_its_sigterm(display):
     env.reset(seed=0)
     env.step(np.array([0.3, 0.3]))
     view = env.unwrapped._drawing.viewer
-    os.kill(view.process.pid, signal.SIGSTOP)
+    freeze(view.process.pid)
     env.close()
     assert view.process.poll() == -signal.SIGKILL
