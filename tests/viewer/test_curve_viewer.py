@@ -33,7 +33,8 @@ def run(net, keys):
 def wait_for(condition, what: str) -> None:
     cpu, wall = time.process_time() + WAIT, time.monotonic() + HANG
     while not condition():
-        assert time.process_time() < cpu and time.monotonic() < wall, f"timed out waiting for {what}"
+        assert time.process_time() < cpu and time.monotonic() < wall, \
+            f"timed out waiting for {what}"
         time.sleep(0.05)
 
 
@@ -50,7 +51,7 @@ def test_the_link_shows_a_curve_run_with_listed_keys(run, keys):
                                                                "robot4"]
         reply = link.submit("/sim", 1)  # a /sim request too
         wait_for(reply.done, "a /sim reply")
-        assert reply.result().params[4] == 4  # a /sim request too
+        assert reply.result().params[4] == 4
     finally:
         link.close()
 
