@@ -337,6 +337,7 @@ class Run:
     def close(self) -> None:
         """Stop stepping, the controllers and the servers."""
         self.stepper.stop()
+        self.stepper.sim.close()  # the engine's render process
         if self.recorder is not None:  # after the stepper: it writes every queued step
             self.recorder.close()
         if self.controllers is not None:

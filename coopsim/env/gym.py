@@ -138,5 +138,7 @@ class CoopsimEnv(gymnasium.Env):
         return self._drawing.render(self.render_mode, self.episode)
 
     def close(self) -> None:
+        """Close the viewer and end the engine's render process (its camera images')."""
         self._drawing.close()
+        self.episode.sim.close()
         self.closed = True  # step and reset refuse from now on, as Gymnasium's own envs do

@@ -88,7 +88,9 @@ class CoopsimParallelEnv(ParallelEnv):
         return self._drawing.render(self.render_mode, self.episode)
 
     def close(self) -> None:
+        """Close the viewer and end the engine's render process (its camera images')."""
         self._drawing.close()
+        self.episode.sim.close()
         self.closed = True  # step and reset refuse from now on
 
 

@@ -212,6 +212,11 @@ class Engine(Engine3D, ABC):
         call, or None (the default: every step is the plain one, :meth:`step`)."""
         return None
 
+    def close(self) -> None:
+        """End what the engine runs outside this process (mujoco: the camera render process)
+        now rather than when the engine is dropped; the engine still steps, and starts it again
+        if it needs it. The default: nothing to end."""
+
     def warnings(self) -> tuple[str, ...]:
         """What the engine could not do as the world asked without ending the run, one
         sentence each, each said once since the engine was built (mujoco: its contacts

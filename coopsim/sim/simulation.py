@@ -347,6 +347,12 @@ class Simulation:
         """Why a rule ended the run ("" while it goes on)."""
         return self.rules.ended
 
+    def close(self) -> None:
+        """End the processes the engine runs for this world (mujoco's camera render process)
+        now rather than when the simulation is dropped. The simulation stays usable: a later
+        image starts them again."""
+        self.world.engine.close()
+
     # -- between steps ----------------------------------------------------------------------------
 
     def set_param(self, robot: str, module: str, name: str, value: object):

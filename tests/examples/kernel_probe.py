@@ -1,9 +1,10 @@
 """Run examples/plugin-kernel's beacon scenario for a number of steps and print what the test
 checks, one JSON object: the step's path (fused with stages, or plain), the robots' poses and
-every reading of the plugin's kinds and of gps at each step. Run with coopsim-beacon
+every reading of the plugin's kinds and of gps at each step; with ``plain``, every kind on the
+plain path (its own kernel, composing off). Run with coopsim-beacon
 registered (installed, or its entry points on sys.path: tests/examples/test_plugin_kernel.py).
 
-Usage: python kernel_probe.py SCENARIO STEPS
+Usage: python kernel_probe.py SCENARIO STEPS [plain]
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import sys
 
 from coopsim.formats.files import load
 from coopsim.model.plugins import MODULES
+from coopsim.sim import fused
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
 
 def main() -> None:
     path, steps = sys.argv[1], int(sys.argv[2])
+    fused.ENABLED = sys.argv[3:] != ["plain"]
     sim = Simulation(load(path), seed=1, engine="kinematic")
     st = Stepper(sim, mode="lockstep")
     for name in sim.snapshot.robots:

@@ -50,8 +50,9 @@ def registered(tmp: Path) -> Path:
 
 def probe(tmp: Path, steps: int, fused: bool = True) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(registered(tmp)), str(PLUGIN), str(ROOT)]), COOPSIM_FUSED="1" if fused else "0")
-    result = subprocess.run([sys.executable, str(PROBE), str(SCENARIO), str(steps)],
+        [str(registered(tmp)), str(PLUGIN), str(ROOT)]))
+    result = subprocess.run([sys.executable, str(PROBE), str(SCENARIO), str(steps),
+                             *(() if fused else ("plain",))],
                             capture_output=True, text=True, env=env, timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.splitlines()[-1])
@@ -82,7 +83,7 @@ def test_a_kernel_kind_is_composed_with_the_built_ins_and_a_python_kind_is_a_sta
 
 
 def test_the_stages_give_the_plain_paths_bits(tmp_path):
-    """The same run with every kind on the plain path (COOPSIM_FUSED=0): every reading the same
+    """The same run with every kind on the plain path (composing off): every reading the same
     bits, the noise of the kernel kind included (its block of the step's one draw)."""
     fused, plain = probe(tmp_path, 30), probe(tmp_path, 30, fused=False)
     assert plain["path"].startswith("plain")

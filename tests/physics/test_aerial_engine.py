@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pytest
 
+from coopsim.model import compiled
 from coopsim.model.errors import SimulationError
 from coopsim.model.plugins import ENGINES
 from coopsim.model.robot_type import Assembly, BodySpec, JointSpec, MemberSpec, ShapeSpec
@@ -247,7 +248,7 @@ print(threads.count(), hashlib.sha256(t._drive_mixed(engine, rng, 100).tobytes()
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(aerial_kernels.numba is None, reason="the threads are numba's")
+@pytest.mark.skipif(not compiled.COMPILED, reason="the threads are numba's")
 def test_the_thread_count_changes_no_bit():
     """400 mixed rows shared among 1, 2 and 4 threads (8 rows from which they share, 4 a
     chunk), each count in a process of its own (numba's pool is fixed when it loads)."""

@@ -111,3 +111,49 @@ def test_published_images_are_bit_identical_for_the_same_seed():
     for a, b in zip(one, two):
         assert np.array_equal(a.rgb, b.rgb) and np.array_equal(a.depth, b.depth)
     assert not np.array_equal(one[-1].rgb, other[-1].rgb)
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended and been reaped (no zombie left)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "X"
+    except FileNotFoundError:
+        return True
+
+
+def _publishing(engine: str = "mujoco", seed: int = 1) -> ScenarioSpec:
+    robot = RobotSpec("crazyflie", "pub", (0.0, 0.0, 1.0), params=_cam(publish=1, rate=100.0))
+    return ScenarioSpec(WorldSpec(FloorSpec(8.0, 8.0)), robots=(robot,), objects=(BOX,),
+                        settings=Settings(dt=0.002, seed=seed, engine=engine), name="c")
+
+
+def test_close_ends_the_render_process_at_once_and_a_later_image_starts_a_new_one():
+    sim = Simulation(_publishing())
+    step_by_hand(sim, 6)
+    first = sim.world.engine.render_pid()
+    assert first is not None and not _gone(first)
+    sim.close()  # returns once the process is reaped: nothing waits for the collector
+    assert _gone(first) and sim.world.engine.render_pid() is None
+    sim.close()  # twice is harmless
+    assert _depth(sim, "pub").shape == (30, 40)  # the run goes on: a new process renders
+    second = sim.world.engine.render_pid()
+    assert second not in (None, first) and not _gone(second)
+    sim.close()
+    assert _gone(second)
+
+
+def test_a_gymnasium_envs_close_ends_its_render_process():
+    """A closed environment kept by its caller (a notebook's) holds no render process."""
+    from coopsim.env import flight
+    from coopsim.env.gym import CoopsimEnv
+
+    flight.make().close()  # registers the adapter a learner drives a Crazyflie's rotors by
+    env = CoopsimEnv(_publishing(), robot="pub", observe=("mocap",))
+    env.reset(seed=0)
+    for _ in range(6):
+        env.step(env.action_space.sample())
+    pid = env.episode.sim.world.engine.render_pid()
+    assert pid is not None and not _gone(pid)
+    env.close()
+    assert _gone(pid)

@@ -61,7 +61,7 @@ def test_crazyflies_over_boxes_are_composed_and_give_the_plain_paths_bits(monkey
     fast, took, path, sim = _run(spec, 500, True, monkeypatch)
     assert path == PATH and took == 500
     plain, none, plain_path, other = _run(spec, 500, False, monkeypatch)
-    assert none == 0 and plain_path == "plain (COOPSIM_FUSED=0)"
+    assert none == 0 and plain_path == "plain (composing off)"
     _same(fast, plain)
     alt = sim.snapshot.readings["altimeter"][:, 0]
     assert 0.0 < alt.min() and alt.max() < 4.0  # off the floor, something below each

@@ -69,7 +69,7 @@ def test_a_single_robot_world_is_composed_and_gives_the_plain_paths_bits(
     assert path == LABELS
     assert took == 300
     plain, none, plain_path = _run(spec, 300, False, monkeypatch)
-    assert none == 0 and plain_path == "plain (COOPSIM_FUSED=0)"
+    assert none == 0 and plain_path == "plain (composing off)"
     _same(fast, plain)
     bumped = [np.frombuffer(s["reading bumper"]).any() for s in fast]
     assert any(bumped)  # the contacts were read, not only zeros

@@ -71,7 +71,7 @@ def test_an_irb120_picking_at_1khz_gives_the_plain_paths_bits(monkeypatch):
     fast, took, path, held, sim = _run(spec, 4000, True, monkeypatch)
     assert path == PATH and took == 4000
     plain, none, plain_path, _, other = _run(spec, 4000, False, monkeypatch)
-    assert none == 0 and plain_path == "plain (COOPSIM_FUSED=0)"
+    assert none == 0 and plain_path == "plain (composing off)"
     assert 100 < held < 4000 and sim.snapshot.extra["arm_pick_placed"] >= 1  # it grabbed
     _same(fast, plain)
     assert other.snapshot.readings["gripper"].tobytes() == \

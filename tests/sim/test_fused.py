@@ -74,7 +74,7 @@ def test_a_crazyflie_world_is_composed_and_gives_the_plain_paths_bits(monkeypatc
     assert path == PATH
     assert took == 400
     plain, none, plain_path = _run(spec, 400, False, monkeypatch)
-    assert none == 0 and plain_path == "plain (COOPSIM_FUSED=0)"
+    assert none == 0 and plain_path == "plain (composing off)"
     _same(fast, plain)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from ...model.compiled import jit, numba, prange
+from ...model.compiled import jit, prange
 from ...model.threads import kernel_threads
 from ...model.health import ALTITUDE, BEYOND, CEILING, DEPTH, MAX_RATE, MAX_SPEED, NONFINITE, OK, \
     OUTSIDE, RATE, SPEED
@@ -343,5 +343,3 @@ def step(s, w, cmd, p, kind, half, dt: float, bad, what, start) -> int:
     step_rows(s, w, cmd, p, kind, half, dt, start)
     return int(check_rows(s, half, bad, what, start))
 
-
-COMPILED = numba is not None

@@ -200,6 +200,12 @@ class Access:
         benchmark reads its CPU time by."""
         return self._renderer.pid if self._renderer is not None else None
 
+    def close(self) -> None:
+        """End the run's render process (a later image starts a new one)."""
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
     def _render_process(self):
         """The run's render process client, made on first use (the model compiled first)."""
         from .renderproc import RenderProcess
