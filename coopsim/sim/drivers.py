@@ -136,16 +136,20 @@ class Batch:
             once per layout, not once per robot per call); None: looked up by name.
     """
 
-    def __init__(self, sim, names: list[str], rows: np.ndarray | None = None) -> None:
+    def __init__(self, sim, names: list[str], rows: np.ndarray | None = None,
+                 _at=None) -> None:
         self._sim = sim
         self.names = names
         self.rows = rows if rows is not None else batch_rows(sim, names)
+        self._at = _span(self.rows) if _at is None else _at
         self.snapshot = sim.snapshot
         self.time = sim.snapshot.time
 
     def read(self, module: str) -> np.ndarray:
-        """(n, width) readings of ``module`` for these robots."""
-        return self.snapshot.readings[module][self.rows]
+        """(n, width) readings of ``module`` for these robots (a copy, the caller's)."""
+        at = self._at
+        table = self.snapshot.readings[module]
+        return table[at].copy() if at.__class__ is slice else table[at]
 
     def poses(self) -> np.ndarray:
         """(n, 3) x, y (m), yaw (rad, wrapped to (-pi, pi]), world frame."""
@@ -172,7 +176,7 @@ class Batch:
                 or not np.isfinite(values).all():
             raise SimulationError(f"{module} commands must be a finite ({len(self.rows)}, "
                                   f"{self._sim.commands[module].shape[1]}) array")
-        self._sim.commands[module][self.rows] = values
+        self._sim.commands[module][self._at] = values
 
 
     def set_some(self, module: str, which: np.ndarray, values: np.ndarray) -> None:
@@ -191,6 +195,15 @@ class Batch:
         return np.array([self._sim.world.robot(n).axle for n in self.names], dtype=float)
 
 
+def _span(rows: np.ndarray):
+    """``rows`` as a slice where they are consecutive and ascending (a batch of every robot
+    of a world, in order: a block copy, not a gather), else ``rows``."""
+    n = len(rows)
+    if n and rows[-1] - rows[0] == n - 1 and (n < 2 or bool((np.diff(rows) == 1).all())):
+        return slice(int(rows[0]), int(rows[0]) + n)
+    return rows
+
+
 def batch_rows(sim, names: list[str]) -> np.ndarray:
     """The read-only rows of robots ``names`` in ``sim``'s tables (one lookup per robot:
     done when the layout changes, not per step)."""
@@ -204,7 +217,7 @@ class DriverHost:
 
     def __init__(self, sim) -> None:
         self._hosted: dict[str, tuple] = {}  # robot -> (driver, bot, started)
-        self._batches: list[tuple] = []  # (driver, names, rows)
+        self._batches: list[tuple] = []  # (driver, names, rows, rows as Batch indexes them)
         self._seed = sim.seed
 
     def sync(self, sim) -> None:
@@ -226,13 +239,14 @@ class DriverHost:
         self._hosted = hosted
         # a batch keeps its driver (and its state) while its robots and their values stay, as a
         # robot's own driver does: a grasp or an inserted object changes the layout, not them
-        before = {tuple(names): driver for driver, names, _ in self._batches}
+        before = {tuple(names): driver for driver, names, _, _ in self._batches}
         self._batches = []
         for (label, _), (cls, values, names) in batches.items():
             driver = before.get(tuple(names))
             if driver is None or driver.p is not values:
                 driver = cls(values, self._rng(label))
-            self._batches.append((driver, names, batch_rows(sim, names)))
+            rows = batch_rows(sim, names)
+            self._batches.append((driver, names, rows, _span(rows)))
 
     def _rng(self, name: str) -> np.random.Generator:
         # the run's seed and a stable hash of the name: same scenario + seed -> same run
@@ -244,10 +258,10 @@ class DriverHost:
         for name, (driver, bot, started) in self._hosted.items():
             if step % driver.p["every"] == 0:
                 _guard(driver, name, lambda: _step_one(driver, bot, started))
-        for driver, names, rows in self._batches:
+        for driver, names, rows, at in self._batches:
             if step % driver.p["every"] == 0:
                 _guard(driver, ",".join(names[:3]),
-                       lambda: driver.step_batch(Batch(sim, names, rows)))
+                       lambda: driver.step_batch(Batch(sim, names, rows, at)))
 
     def set_param(self, robot: str, name: str, value):
         """Set a driver parameter of ``robot`` (validated); return the stored value."""
@@ -257,7 +271,7 @@ class DriverHost:
         for name, (driver, _, _) in self._hosted.items():
             if name == robot:
                 return driver.p
-        for driver, names, _ in self._batches:
+        for driver, names, _, _ in self._batches:
             if robot in names:
                 return driver.p
         raise UnknownNameError(f"robot {robot!r} has no driver")

@@ -203,14 +203,14 @@ def test_a_batch_driver_keeps_its_state_over_a_layout_sync_and_not_over_a_reset(
     stepper = Stepper(Simulation(scenario(robots)))
     for _ in range(5):
         stepper.tick()
-    (first, _, _), = stepper.sim.drivers._batches
+    (first, _, _, _), = stepper.sim.drivers._batches
     stepper.sim.drivers.sync(stepper.sim)
     stepper.tick()
-    (kept, _, _), = stepper.sim.drivers._batches
+    (kept, _, _, _), = stepper.sim.drivers._batches
     assert kept is first and kept.steps == 6
     stepper.reset()
     stepper.tick()
-    (fresh, _, _), = stepper.sim.drivers._batches
+    (fresh, _, _, _), = stepper.sim.drivers._batches
     assert fresh is not first and fresh.steps == 1
 
 
@@ -240,3 +240,39 @@ def test_a_batch_gets_its_rows_worked_out_once_per_layout_not_per_call():
     stepper.tick()
     assert Rows.seen[-1][1].tolist() == [0, 1, 2]
     assert stepper.sim.snapshot.robots[0] == "r0"
+
+
+def test_a_batch_reads_copies_of_its_own_rows_and_commands_only_them():
+    """Robots in consecutive rows (read as a block) and in scattered rows (gathered) alike:
+    ``read`` gives their rows of the snapshot as the caller's own array (writing it changes no
+    snapshot) and ``set`` stores their rows' commands and no other robot's."""
+    class Mark(Driver):
+        batch = True
+        seen: dict = {}
+
+        def step_batch(self, bots):
+            got = bots.read("odometry")
+            expected = bots.snapshot.readings["odometry"][bots.rows]
+            assert np.array_equal(got, expected) and got.flags.writeable
+            got[:] = 99.0
+            assert not np.any(bots.snapshot.readings["odometry"][bots.rows] == 99.0)
+            Mark.seen.setdefault(self.label, []).append(bots.rows.tolist())
+            bots.set("motors", np.tile(self.p["speed"], (len(bots.names), 2)))
+
+    for label in ("block_batch_test", "gather_batch_test"):
+        if label not in DRIVERS:
+            DRIVERS.register(label)(type(label, (Mark,), {"label": label, "params": (
+                ParamSpec("speed", "float", "m/s", 0.0),)}))
+    # rows 0..7: free, gather, free, gather, block, block, block, free
+    kinds = ["", "gather", "", "gather", "block", "block", "block", ""]
+    robots = [driven(f"r{i}", f"{k}_batch_test", x=i - 4.0, speed=0.1 if k == "gather" else
+                     0.2) if k else robot(f"r{i}", i - 4.0, 0.0) for i, k in enumerate(kinds)]
+    stepper = Stepper(Simulation(scenario(robots)))
+    for _ in range(3):
+        stepper.tick()
+    assert Mark.seen["gather_batch_test"][-1] == [1, 3]
+    assert Mark.seen["block_batch_test"][-1] == [4, 5, 6]
+    motors = stepper.sim.commands["motors"]
+    want = {1: 0.1, 3: 0.1, 4: 0.2, 5: 0.2, 6: 0.2}
+    for row in range(8):
+        assert np.all(motors[row] == want.get(row, 0.0)), row

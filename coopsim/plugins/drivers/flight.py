@@ -76,6 +76,8 @@ class Flight(Driver):
         self._dt = None  # the run's step, s, over the network (None in-process)
         self._fleet_array = None  # the fleet and gains as the compiled cascade takes them
         self._gain_array = None
+        self._hover = None  # (the origins it was made of, the hover reference)
+        self._block = None  # step_batch's (n, 9) rotors commands, written in place
 
     def _gains(self) -> flight.Gains:
         p = self.p
@@ -117,12 +119,17 @@ class Flight(Driver):
 
     def _compiled(self, mocap, imu, ref, dt) -> np.ndarray:
         """:meth:`command`'s estimate and cascade in one compiled call (the same figures to
-        rounding); the estimate is updated in place."""
+        rounding); the estimate is updated in place. The (n, 7) result is columns 1..7 of
+        :meth:`step_batch`'s rotors block (its ``on`` and ``mode`` columns set once)."""
         k = _kernels()
-        if self._fleet_array is None or len(self._fleet_array) != len(mocap):
+        n = len(mocap)
+        if self._fleet_array is None or len(self._fleet_array) != n:
             self._fleet_array = k.fleet_array(self._fleet)
             self._gain_array = k.gains_array(self._gains())
-        out = np.empty((len(mocap), 7))
+        if self._block is None or len(self._block) != n:
+            self._block = np.zeros((n, 9))
+            self._block[:, 0] = self._block[:, 8] = 1.0
+        out = self._block[:, 1:8]
         est = self._est
         k.cascade(self._gain_array, self._fleet_array, est.p, est.v, est.integral, est.ready,
                   np.ascontiguousarray(mocap, dtype=float), np.ascontiguousarray(imu, dtype=float),
@@ -132,10 +139,13 @@ class Flight(Driver):
         return out
 
     def reference(self, time: float) -> np.ndarray:
-        """(n, 11) every robot's reference at ``time`` (coopsim.swarm.flight.control)."""
+        """(n, 11) every robot's reference at ``time`` (coopsim.swarm.flight.control); a
+        hover's is the same array until the robots change (not to be written)."""
         o = self._origin
         if self.p["shape"] == "hover":
-            return flight.hover(o[:, :3], o[:, 3])
+            if self._hover is None or self._hover[0] is not o:
+                self._hover = (o, flight.hover(o[:, :3], o[:, 3]))
+            return self._hover[1]
         return flight.eight(time - o[:, 4] - self.p["takeoff"], o[:, :3], self.p["size"],
                             self.p["period"], self.p["plane"], o[:, 3], self.p["yaw_rate"])
 
@@ -200,9 +210,11 @@ class Flight(Driver):
         out = self.command(bots.names, bots.time, bots.read("imu"), bots.read("mocap"),
                            lambda name: _airframe(bots.robot(name).params("rotors")),
                            compiled=True)
-        values = np.zeros((len(out), 9))
-        values[:, 0], values[:, 1:8], values[:, 8] = 1.0, out, 1.0
-        bots.set("rotors", values)
+        block = self._block
+        if block is None or out.base is not block:  # the loops in fixed point: numpy's
+            block = np.zeros((len(out), 9))
+            block[:, 0], block[:, 1:8], block[:, 8] = 1.0, out, 1.0
+        bots.set("rotors", block)
 
 
 _KERNELS: list = []
