@@ -2,7 +2,12 @@
 with lidars, cameras or slow sonars (was benchmarks/raycast_bench.py, jitcast_bench.py,
 sensors_bench.py)."""
 
-from .common import Case, count, per_call_ms, sizes, swarm, threads, tick_ms, unit
+import math
+import statistics
+import time
+
+from .common import Case, build, count, grid, per_call_ms, root, sizes, swarm, threads, tick_ms, \
+    unit
 
 #: case -> (robot type, engine, robots, (module, parameter, value) on every robot)
 WORLDS = {
@@ -53,3 +58,70 @@ class Sensors(Case):
     @unit("ms")
     def track_ms(self, world):
         return tick_ms(self.stepper, 20)
+
+
+class PluginKernel(Case):
+    """What a plugin kind with a compiled kernel costs a robot against a built-in doing the
+    same work: examples/plugin-kernel's ``beacon`` (range and bearing to a point, noise) and
+    ``target`` (range and bearing to the one target, noise), each on ``single``'s robot with
+    ``motors`` alone, on the kinematic engine, one thread; the ticks of the three worlds
+    alternate.
+    The ratio of their per-robot costs over the bare world's tick (goal: <= 1.2)."""
+
+    params = (sizes(100, 1000, smoke=2),)
+    param_names = ("robots",)
+
+    def setup(self, robots):
+        threads(1)
+        self.worlds = [_kernel_world(robots, kind) for kind in ("", "target", "beacon")]
+
+    @unit("x built-in")
+    def track_ratio(self, robots):
+        ticks = count(max(40, 40000 // robots), 1)
+        cpu = [[], [], []]  # s of process CPU a tick: bare, target, beacon
+        for _ in range(count(25, 1)):
+            for stepper, out in zip(self.worlds, cpu):
+                t0 = time.process_time()
+                for _ in range(ticks):
+                    stepper.tick()
+                out.append((time.process_time() - t0) / ticks)
+        # each pass's extra over the bare world's tick of that pass: a slow spell of the
+        # machine spoils a pass, not the medians
+        target = statistics.median(t - b for b, t, _ in zip(*cpu))
+        beacon = statistics.median(k - b for b, _, k in zip(*cpu))
+        return beacon / target if target > 0 else math.nan
+
+
+def _kernel_world(n: int, kind: str):
+    """``n`` static ``single`` robots carrying ``motors`` alone, plus module ``kind`` (noise 0.01),
+    on a grid 1.5 m apart, one red target, kinematic engine: a stepper, 20 ticks taken."""
+    import sys
+
+    from coopsim.model.plugins import MODULES, ROBOT_TYPES
+    from coopsim.model.robot_type import Assembly
+    from coopsim.model.specs import (FloorSpec, ParamSetting, RobotSpec, ScenarioSpec,
+                                     Settings, TargetSpec, WorldSpec)
+    from coopsim.plugins.robots.single import Single, chassis
+
+    if "beacon" not in MODULES:  # as its entry point registers it once installed
+        sys.path.insert(0, str(root() / "examples" / "plugin-kernel"))
+        from coopsim_beacon.modules import Beacon
+
+        MODULES.register("beacon")(Beacon)
+    label = f"bench_{kind or 'bare'}"
+    if label not in ROBOT_TYPES:
+        def assemble(cls, spec):
+            body, member = chassis(spec.name, "chassis", *spec.position[:2], spec.yaw,
+                                   cls.modules)
+            return Assembly((member,), (body,))
+        modules = ("motors",) + ((kind,) if kind else ())
+        ROBOT_TYPES.register(label)(type(label, (Single,), {
+            "label": label, "modules": modules, "build": classmethod(assemble)}))
+    params = (ParamSetting(kind, "noise", 0.01),) if kind else ()
+    side = math.sqrt(n) * 1.5 + 4.0
+    robots = tuple(RobotSpec(label, f"r{k}", (x, y, 0.0), params=params)
+                   for k, (x, y) in enumerate(grid(n, 1.5)))
+    return build(ScenarioSpec(WorldSpec(FloorSpec(side, side)), robots=robots,
+                              targets=(TargetSpec("red", (1.0, 1.0, 0.0)),),
+                              settings=Settings(dt=0.02, mode="lockstep", seed=1,
+                                                engine="kinematic")), warm=20)
