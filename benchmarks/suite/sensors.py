@@ -98,10 +98,9 @@ def _kernel_world(n: int, kind: str):
     import sys
 
     from coopsim.model.plugins import MODULES, ROBOT_TYPES
-    from coopsim.model.robot_type import Assembly
     from coopsim.model.specs import (FloorSpec, ParamSetting, RobotSpec, ScenarioSpec,
                                      Settings, TargetSpec, WorldSpec)
-    from coopsim.plugins.robots.single import Single, chassis
+    from coopsim.plugins.robots.single import Single
 
     if "beacon" not in MODULES:  # as its entry point registers it once installed
         sys.path.insert(0, str(root() / "examples" / "plugin-kernel"))
@@ -109,14 +108,9 @@ def _kernel_world(n: int, kind: str):
 
         MODULES.register("beacon")(Beacon)
     label = f"bench_{kind or 'bare'}"
-    if label not in ROBOT_TYPES:
-        def assemble(cls, spec):
-            body, member = chassis(spec.name, "chassis", *spec.position[:2], spec.yaw,
-                                   cls.modules)
-            return Assembly((member,), (body,))
+    if label not in ROBOT_TYPES:  # single's robot with these modules
         modules = ("motors",) + ((kind,) if kind else ())
-        ROBOT_TYPES.register(label)(type(label, (Single,), {
-            "label": label, "modules": modules, "build": classmethod(assemble)}))
+        ROBOT_TYPES.register(label)(type(label, (Single,), {"label": label, "modules": modules}))
     params = (ParamSetting(kind, "noise", 0.01),) if kind else ()
     side = math.sqrt(n) * 1.5 + 4.0
     robots = tuple(RobotSpec(label, f"r{k}", (x, y, 0.0), params=params)

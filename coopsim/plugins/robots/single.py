@@ -57,7 +57,7 @@ class Single(RobotType):
     @classmethod
     def build(cls, spec: RobotSpec) -> Assembly:
         body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
-                               spec.yaw)
+                               spec.yaw, cls.modules)
         return Assembly((member,), (body,))
 
 
@@ -68,12 +68,6 @@ class SwarmBot(Single):
     label = "swarmbot"
     description = "single's 0.40 m robot plus radio and line (floor) sensors, for squads"
     modules = MODULES + ("radio", "line")
-
-    @classmethod
-    def build(cls, spec: RobotSpec) -> Assembly:
-        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
-                               spec.yaw, cls.modules)
-        return Assembly((member,), (body,))
 
 
 class GripperBot(Single):
@@ -92,9 +86,3 @@ class GripperBot(Single):
     label = "gripperbot"
     description = "single's 0.40 m robot plus a gripper that holds the movable object it touches"
     modules = MODULES + ("gripper",)
-
-    @classmethod
-    def build(cls, spec: RobotSpec) -> Assembly:
-        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
-                               spec.yaw, cls.modules)
-        return Assembly((member,), (body,))

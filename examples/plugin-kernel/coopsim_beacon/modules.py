@@ -17,8 +17,7 @@ from coopsim.model.compiled import jit
 from coopsim.model.kernel import StateField
 from coopsim.model.module import Module
 from coopsim.model.params import ParamSpec
-from coopsim.plugins.robots.single import MODULES, Single, chassis
-from coopsim.model.robot_type import Assembly
+from coopsim.plugins.robots.single import MODULES, Single
 
 
 @jit(inline=True)
@@ -114,10 +113,4 @@ class BeaconBot(Single):
 
     label = "beaconbot"
     description = "single's 0.40 m robot plus the beacon receiver and the chime"
-    modules = MODULES + ("beacon", "chime")
-
-    @classmethod
-    def build(cls, spec):
-        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
-                               spec.yaw, cls.modules)
-        return Assembly((member,), (body,))
+    modules = MODULES + ("beacon", "chime")  # single's build lays out the type's modules
