@@ -198,9 +198,8 @@ class Batch:
 def _span(rows: np.ndarray):
     """``rows`` as a slice where they are consecutive and ascending (a batch of every robot
     of a world, in order: a block copy, not a gather), else ``rows``."""
-    n = len(rows)
-    if n and rows[-1] - rows[0] == n - 1 and (n < 2 or bool((np.diff(rows) == 1).all())):
-        return slice(int(rows[0]), int(rows[0]) + n)
+    if len(rows) and bool((np.diff(rows) == 1).all()):
+        return slice(int(rows[0]), int(rows[0]) + len(rows))
     return rows
 
 
