@@ -22,15 +22,12 @@ def run_headless(live: Run) -> Verdict:
     any moment, with the summary); return its verdict (printed after the summary)."""
     live.stepper.end_on_error = True  # nobody is there to look at a paused run and resume it
     interrupt.check()  # a Ctrl-C swallowed while the run was built: it never starts
-    try:
+    with interrupt.polled():  # from here a Ctrl-C is a request watch() looks at
         live.start()
         if live.network is not None:
             click.echo(f"name server: {live.network.endpoint}   (Ctrl-C stops)", err=True)
         _say_step(live)
         stats = _watch_headless(live)
-    except KeyboardInterrupt:  # before watch() took over: stop as it would have
-        live.stepper.stop()
-        stats = live.stepper.stats()
     return _say_verdict(stats, live)
 
 
@@ -166,9 +163,10 @@ def run_with_viewer(live: Run, fps: float = 10.0) -> Verdict:
     while not shown.wait(0.1) and viewer.poll() is None and time.monotonic() < deadline:
         pass
     interrupt.check()
-    live.start()
     try:
-        stats = _follow(live, viewer)
+        with interrupt.polled():
+            live.start()
+            stats = _follow(live, viewer)
     finally:
         live.stepper.stop()
         if viewer.poll() is None:
@@ -189,30 +187,28 @@ def _relay(viewer: subprocess.Popen, shown: threading.Event) -> None:
 
 
 def _follow(live: Run, viewer: subprocess.Popen):
-    """Wait until the window closes, or the run ends without a window; Ctrl-C ends both."""
+    """Wait until the window closes, or the run ends without a window; Ctrl-C ends both (called
+    inside :func:`~coopsim.app.interrupt.polled`)."""
     announced = False
-    try:
-        while True:
-            code = viewer.poll() if viewer is not None else None
-            if code == 0:
-                click.echo("viewer closed: ending the run", err=True)
-                break
-            if code is not None:
-                click.echo(f"viewer exited with code {code}; the simulation keeps running "
-                           f"(Ctrl-C stops)", err=True)
-                viewer = None
-            live.forget_dead_controllers()
-            running = live.stepper.running and not live.stepper.finished
-            if (not running and viewer is None) or interrupt.requested():
-                break
-            if not running and not announced:
-                click.echo("run finished; close the viewer window to quit", err=True)
-                announced = True
-            live.stepper.join(0.2)
-            if not running:
-                time.sleep(0.2)
-    except KeyboardInterrupt:
-        pass
+    while True:
+        code = viewer.poll() if viewer is not None else None
+        if code == 0:
+            click.echo("viewer closed: ending the run", err=True)
+            break
+        if code is not None:
+            click.echo(f"viewer exited with code {code}; the simulation keeps running "
+                       f"(Ctrl-C stops)", err=True)
+            viewer = None
+        live.forget_dead_controllers()
+        running = live.stepper.running and not live.stepper.finished
+        if (not running and viewer is None) or interrupt.requested():
+            break
+        if not running and not announced:
+            click.echo("run finished; close the viewer window to quit", err=True)
+            announced = True
+        live.stepper.join(interrupt.LOOK)
+        if not running:
+            time.sleep(interrupt.LOOK)
     return live.stepper.stats()
 
 

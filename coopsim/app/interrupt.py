@@ -5,9 +5,12 @@ the ``coopsim`` script) installs :func:`on_signal` before it imports anything he
 at any moment ends the process with one line and no traceback (docs/reliability.md):
 
 * the **first** signal raises KeyboardInterrupt in the main thread, which unwinds whatever runs
-  (imports, loading, building the world, starting servers, stepping) through its clean-ups; a
-  run that had started prints its summary (exit status as documented: 0, or 1 when a rule graded
-  it FAIL), anything earlier says ``coopsim: interrupted`` and exits :data:`EXIT_INTERRUPTED`;
+  (imports, loading, building the world, starting servers) through its clean-ups, says
+  ``coopsim: interrupted`` and exits :data:`EXIT_INTERRUPTED`; once a run is being started and
+  followed (:func:`polled`) it raises nothing: the loop that follows the run sees the request
+  within :data:`LOOK` s and the run ends with its summary (exit status as documented: 0, or 1
+  when a rule graded it FAIL). An exception raised between any two bytecodes of that loop could
+  leave a lock of the stepper held or a clean-up half done;
 * it is also remembered (:func:`requested`): the loops that follow a run or a replay look at it,
   so a KeyboardInterrupt swallowed by library code (a ``__del__``, an ``except BaseException``)
   still ends the run at its next look;
@@ -19,13 +22,15 @@ at any moment ends the process with one line and no traceback (docs/reliability.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C ended
 FORCE_AFTER = 3  # signals: this one ends the process without its clean-up
-_STATE = {"count": 0, "name": ""}  # signals received, the first one's name
+LOOK = 0.1  # s: how often a loop following a run looks for a signal (polled)
+_STATE = {"count": 0, "name": "", "raise": True}  # signals received, the first one's name
 
 
 def install() -> None:
@@ -45,7 +50,8 @@ def on_signal(signum: int, frame) -> None:
     _STATE["count"] += 1
     if _STATE["count"] == 1:
         _STATE["name"] = signal.Signals(signum).name
-        raise KeyboardInterrupt
+        if _STATE["raise"]:
+            raise KeyboardInterrupt
     if _STATE["count"] >= FORCE_AFTER:
         os.write(2, b"\ncoopsim: interrupted again: exiting now, without finishing the clean-up "
                     b"(a recording left open: coopsim repair FILE)\n")
@@ -55,6 +61,18 @@ def on_signal(signum: int, frame) -> None:
 def requested() -> bool:
     """True once a SIGINT or SIGTERM has come (through :func:`install`'s handler)."""
     return _STATE["count"] > 0
+
+
+@contextlib.contextmanager
+def polled():
+    """Inside: the first signal only sets :func:`requested`, which the loop following the run
+    looks at (every :data:`LOOK` s); the second is absorbed and the third ends the process as
+    everywhere."""
+    _STATE["raise"] = False
+    try:
+        yield
+    finally:
+        _STATE["raise"] = True
 
 
 def check() -> None:

@@ -407,19 +407,20 @@ def start_ros2(stepper: Stepper, opts: RunOptions):
 
 
 def watch(stepper: Stepper, report=None, every: float = 0.5) -> Stats:
-    """Follow a started stepper, calling ``report(stats)`` every ``every`` s of wall time.
+    """Follow a started stepper, calling ``report(stats)`` about every ``every`` s of wall time.
 
     Returns when the run has finished (duration, or a rule ended it) or the stepper stops, and
-    stops the stepper; Ctrl-C stops it too (also one swallowed on its way: interrupt.py).
+    stops the stepper; a Ctrl-C or SIGTERM stops it too: called inside
+    :func:`~coopsim.app.interrupt.polled`, it looks for one every ``interrupt.LOOK`` s.
     """
+    per, looks = max(1, round(every / interrupt.LOOK)), 0
     try:
-        while not stepper.wait_finished(every) and not interrupt.requested():
-            if report is not None:
+        while not interrupt.requested() and not stepper.wait_finished(interrupt.LOOK):
+            looks += 1
+            if report is not None and looks % per == 0:
                 report(stepper.stats())
         if report is not None:
             report(stepper.stats())
-    except KeyboardInterrupt:
-        pass
     finally:
         stepper.stop()
     return stepper.stats()
