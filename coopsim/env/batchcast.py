@@ -27,9 +27,7 @@ from ..model.compiled import prange, warmer
 from ..model.threads import kernel_threads
 from ..raycast.jitcast import (CELL_SIZE, PARALLEL_MIN, JitRayCaster, checked_shapes,
                                contiguous, static_grids)
-from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
-
-_FAN_CHUNK = 16  # robots a thread takes at a time (each casts a whole fan)
+from ..raycast.jitfan import FAN_BLOCK, fan_rows
 
 
 @_jit(parallel=True)
@@ -42,7 +40,8 @@ def copy_fan(poses, shift, d, angles, reach, edge, rg, grids, copy_of, width, or
     (copy c's ``width`` rows from c x width) and ``circles`` (N, 3) their chassis (world frame,
     row order): the chassis are tested in the copy frame in ``order``; out (N, K) as
     :func:`coopsim.raycast.jitfan.fan_gather` fills it, m. The frame change and the gathers
-    are this kernel's (one dispatch a step instead of numpy's dozen)."""
+    are this kernel's (one dispatch a step instead of numpy's dozen); the fans,
+    :func:`~coopsim.raycast.jitfan.fan_rows` on blocks of robots."""
     n_all = len(out)
     o = np.empty((n_all, 2))
     for i in range(n_all):
@@ -52,15 +51,11 @@ def copy_fan(poses, shift, d, angles, reach, edge, rg, grids, copy_of, width, or
         m = order[j]
         cdata[j, 0], cdata[j, 1], cdata[j, 2], cgroup[j] = o[m, 0], o[m, 1], circles[m, 2], rg[m]
     dirs = np.empty((n_all, 2, out.shape[1]))  # jitfan.fan_rays's layout
-    for j in prange(n_all):
-        n = np.int64(j)  # prange's index is unsigned
-        mr, rn, en, back = fan_rays(n, d, angles, dirs, reach, edge, out)
-        fan_grids(n, o, d, back, grids, rg, mr, dirs, out)
-        lo = copy_of[n] * width  # the chassis of its own copy (its own skipped by group)
-        fan_circles(n, o[n, 0], o[n, 1], mr, rg[n], lo, lo + width, cdata, cgroup, dirs, out,
-                    d[n, 0], d[n, 1], back)
-        for k in range(out.shape[1]):
-            out[n, k] = rn if out[n, k] >= mr else out[n, k] - en
+    for b in prange((n_all + FAN_BLOCK - 1) // FAN_BLOCK):
+        r0 = np.int64(b) * FAN_BLOCK  # prange's index is unsigned
+        # the chassis of its own copy (its own skipped by group)
+        fan_rows(r0, min(r0 + FAN_BLOCK, n_all), o, d, angles, reach, edge, rg, grids, dirs,
+                 out, copy_of, width, cdata, cgroup, np.bool_(False))
 
 
 def _local(shapes: np.ndarray, centre: np.ndarray, offsets: np.ndarray, half: np.ndarray):
@@ -140,7 +135,7 @@ class CopyCaster(JitRayCaster):
         out = np.empty((n, len(fan)))
         # The run's thread policy (--threads, [SETTINGS] threads): one row per robot, so
         # the same bits for any count.
-        with kernel_threads(out.size, PARALLEL_MIN, _FAN_CHUNK):
+        with kernel_threads(out.size, PARALLEL_MIN, 1):  # a block of robots at a time
             copy_fan(poses, self._shift, heading, fan, max_range, radius, groups, self._copy,
                      self.copy_of, self.members.shape[1], self._order, c, out)
         return out

@@ -14,9 +14,9 @@ grid and the copy's other chassis, less the radius, within max_range: the kernel
 speed a task term reads.
 
 The copy's motion is therefore the engine's code on the copy's rows: copy c stepped with some
-commands is the same bits as the template world run alone with them. The fan is cast with the
-ray caster's own inline functions (:func:`~coopsim.raycast.jitfan.fan_rays`, ``fan_grids``,
-``fan_circles``).
+commands is the same bits as the template world run alone with them. The fan is cast by the
+ray caster's own kernel (:func:`~coopsim.raycast.jitfan.fan_rows`): from the centre, less the
+radius, clipped to [0, max_range].
 
 Determinism: copy c reads the shared template arrays (static grids, limits) and writes only
 its own rows c A .. c A + A - 1 of every per-robot array (and its block's grid row, which a
@@ -34,25 +34,9 @@ import numpy as np
 
 from ..model.compiled import jit, prange, warmer
 from ..physics.kinematic.small import step_rows
-from ..raycast.jitfan import fan_circles, fan_grids, fan_rays
+from ..raycast.jitfan import fan_rows
 
 BLOCK = 16  # copies a call of the per-copy kernel steps (numba's threads take whole blocks)
-
-
-@jit(inline=True)
-def _sonar(n, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, dirs, sonar):
-    """Robot n's fan (its copy's frame): rays from the centre against the static grid and the
-    copy's chassis (its own skipped by group), less the radius, clipped to [0, max_range]."""
-    mr, rn, en, back = fan_rays(n, sight, angles, dirs, reach, radius, sonar)
-    fan_grids(n, pos, sight, back, grids, group, mr, dirs, sonar)
-    fan_circles(n, pos[n, 0], pos[n, 1], mr, group[n], lo, hi, cdata, group, dirs, sonar,
-                sight[n, 0], sight[n, 1], back)
-    for k in range(sonar.shape[1]):
-        v = rn if sonar[n, k] >= mr else sonar[n, k] - en
-        if not math.isnan(v):  # np.clip's ternaries
-            v = v if v > 0.0 else 0.0
-            v = v if v < rn else rn
-        sonar[n, k] = v
 
 
 @jit(parallel=True)
@@ -86,24 +70,23 @@ def _copies(c0, c1, agents, pos, buf, yaw, heading, cmd, mode, state, contact, r
             group, grids, sight, cdata, dirs, ranges, forward):
     """Copies ``c0`` .. ``c1`` - 1 (:func:`step_copies`' loop body, int64: prange's index is
     unsigned): the engine's :func:`~coopsim.physics.kinematic.small.step_rows` on each copy's
-    rows of the batch's arrays (one call for the block), then each copy's fan (a copy reads and
-    writes only its own rows: the same bits as a copy stepped and sensed whole in turn). A serial kernel of its own, not inlined in the parallel loop: numba's
+    rows of the batch's arrays (one call for the block), then each copy's fan
+    (:func:`~coopsim.raycast.jitfan.fan_rows`, one call for the block: a copy reads and writes
+    only its own rows, the same bits as a copy stepped and sensed whole in turn). A serial
+    kernel of its own, not inlined in the parallel loop: numba's
     parallel passes then analyse a loop of one call instead of the whole step; a block of
     copies a call, as the call's entry (its ~30 arguments' fields, the inlined step's frame)
     costs more than a copy of one robot. No array made and none counted (``counted=False``)."""
     if move:  # every copy of the block stepped, each as a world of its own
         step_rows(c0, c1, agents, pos, buf, yaw, cmd, mode, heading, radius, state, contact,
                   moved, flag, rows, static, half, dt, limits, scratch, gstart[c0 // BLOCK])
-    for c in range(c0, c1):
-        lo, hi = c * agents, c * agents + agents
-        for i in range(lo, hi):
-            sight[i, 0], sight[i, 1] = math.cos(yaw[i]), math.sin(yaw[i])
-            cdata[i, 0], cdata[i, 1], cdata[i, 2] = pos[i, 0], pos[i, 1], radius[i]
-            forward[i] = state[i, 3] * sight[i, 0] + state[i, 4] * sight[i, 1]
-        if cast:
-            for i in range(lo, hi):
-                _sonar(i, lo, hi, pos, sight, angles, reach, radius, group, grids, cdata, dirs,
-                       ranges)
+    for i in range(c0 * agents, c1 * agents):
+        sight[i, 0], sight[i, 1] = math.cos(yaw[i]), math.sin(yaw[i])
+        cdata[i, 0], cdata[i, 1], cdata[i, 2] = pos[i, 0], pos[i, 1], radius[i]
+        forward[i] = state[i, 3] * sight[i, 0] + state[i, 4] * sight[i, 1]
+    if cast:  # each robot against its own copy's chassis: its run of ``agents`` rows
+        fan_rows(c0 * agents, c1 * agents, pos, sight, angles, reach, radius, group, grids,
+                 dirs, ranges, rows[:0], agents, cdata, group, np.bool_(True))
 
 
 def _warm_inputs(copies: int = 2, agents: int = 1) -> tuple:

@@ -41,7 +41,7 @@ import numpy as np
 from ..model.compiled import jit as _jit
 from ..model.compiled import prange, warmer
 from ..model.threads import by_rows, kernel_threads, parallel
-from .jitfan import fan_gather
+from .jitfan import FAN_BLOCK, fan_gather
 from .jitgrid import build, circle_hit, combine, segment_hit
 from .jitwalk import fan_dir, trace
 
@@ -388,11 +388,12 @@ class JitRayCaster:
         # Rows handed out in chunks, so that when another process holds a core, the threads
         # still running take over the rows of the one preempted.
         many = parallel(out.size, PARALLEL_MIN)  # else no parallel launch (~3 us each)
-        with kernel_threads(out.size, PARALLEL_MIN, _CHUNK):
+        gather = fan and GATHER  # its loop's rows are blocks of FAN_BLOCK robots
+        with kernel_threads(out.size, PARALLEL_MIN, _CHUNK // FAN_BLOCK if gather else _CHUNK):
             grids = combine(self._static, _grid(moving if fan else checked_shapes(*moving),
                                                 self.cell_size, self._static[0][0],
                                                 many=many), many)
-            if fan and GATHER:
+            if gather:
                 fan_gather(o, d, angles, reach, edge, rg, grids, out)
             else:
                 _rows(o, d, fan, angles, reach, edge, rg, grids, out)

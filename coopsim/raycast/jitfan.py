@@ -12,10 +12,11 @@ few pairs that may hit pay the square root. The hits are the same functions' and
 minimum: the distances are the same bits as the walk's (tests/swarmscale/test_sensing.py).
 
 A robot whose reach covers more than :data:`_MAX_BOX` cells (rays long against the cells) has
-its rays walked one by one instead. The per-robot parts are public inline functions:
-:func:`fan_rays` (the directions), :func:`fan_grids` (the hits against a grid set, such as
+its rays walked one by one instead. The per-robot parts are inline functions: :func:`fan_rays`
+(the directions), :func:`fan_grids` (the hits against a grid set, such as
 :func:`coopsim.raycast.jitcast.static_grids` builds) and :func:`fan_circles` (against a run of
-circles): the batched copies' kernels inline them (coopsim/env/copykernels.py, batchcast.py).
+circles); :func:`fan_rows` puts them together for a block of robots, and every fan kernel calls
+it (here, and the batched copies' coopsim/env/copykernels.py and batchcast.py).
 Frames and units: world frame, metres.
 """
 
@@ -152,15 +153,50 @@ def fan_grids(n, o, h, back, grids, rg, mr, dirs, out):
                           sgroup, dirs, out, box, xcut, gy + r * cs if r > r0 else -math.inf)
 
 
+@_jit(counted=False)
+def fan_rows(r0, r1, o, d, angles, reach, edge, rg, grids, dirs, out, copy_of, width, cdata,
+             cgroup, clip):
+    """The fans of robots r0 .. r1 - 1 (int64), one after the other: rays from o[n] along the
+    heading d[n] = (cos, sin) turned by each of ``angles`` (K, 2) = (cos, sin), of length
+    reach[n] + edge[n], against the grid set ``grids`` (groups rg); with ``width`` > 0, also
+    against the circle entries lo .. lo + width - 1 of ``cdata`` (C, 3) / ``cgroup`` (C,),
+    lo = copy_of[n] x width (copy_of empty: the robot's own run of ``width`` rows,
+    n // width x width); dirs (N, 2, K) its scratch; out[n, k] = min(reach[n], distance -
+    edge[n]), m, clipped to [0, reach[n]] when ``clip`` (NaN kept). Every fan kernel calls it
+    (:func:`fan_gather`, the batched copies' ``step_copies`` and ``copy_fan``): a kernel of its
+    own (uncounted: it makes no array), compiled once, where each caller inlining the fan
+    compiled it again; a call casts a block of robots, so its entry costs little."""
+    for n in range(r0, r1):
+        mr, rn, en, back = fan_rays(n, d, angles, dirs, reach, edge, out)
+        fan_grids(n, o, d, back, grids, rg, mr, dirs, out)
+        if width > 0:
+            lo = copy_of[n] * width if len(copy_of) else n // width * width
+            fan_circles(n, o[n, 0], o[n, 1], mr, rg[n], lo, lo + width, cdata, cgroup, dirs,
+                        out, d[n, 0], d[n, 1], back)
+        for k in range(out.shape[1]):
+            v = rn if out[n, k] >= mr else out[n, k] - en
+            if clip and not math.isnan(v):  # np.clip's ternaries
+                v = v if v > 0.0 else 0.0
+                v = v if v < rn else rn
+            out[n, k] = v
+
+
+#: Robots a call of :func:`fan_rows` casts in :func:`fan_gather` (numba's threads take whole
+#: blocks: ``coopsim.raycast.jitcast`` hands them out in chunks of blocks)
+FAN_BLOCK = 16
+
+
 @_jit(parallel=True)
 def fan_gather(o, d, angles, reach, edge, rg, grids, out):
     """Every robot's fan (see :func:`coopsim.raycast.jitcast._row`): rays from o[n] along the
     heading d[n] = (cos, sin) turned by each of ``angles`` (K, 2) = (cos, sin), of length
-    reach[n] + edge[n]; out[n, k] = min(reach[n], distance - edge[n]), m."""
-    dirs = np.empty((len(out), 2, out.shape[1]))
-    for j in prange(len(out)):
-        n = np.int64(j)  # prange's index is unsigned
-        mr, rn, en, back = fan_rays(n, d, angles, dirs, reach, edge, out)
-        fan_grids(n, o, d, back, grids, rg, mr, dirs, out)
-        for k in range(out.shape[1]):
-            out[n, k] = rn if out[n, k] >= mr else out[n, k] - en
+    reach[n] + edge[n]; out[n, k] = min(reach[n], distance - edge[n]), m: :func:`fan_rows` on
+    blocks of :data:`FAN_BLOCK` robots, shared among numba's threads."""
+    n_all = len(out)
+    dirs = np.empty((n_all, 2, out.shape[1]))
+    none, no_circles = np.empty(0, np.int64), np.empty((0, 3))  # no circle runs
+    for b in prange((n_all + FAN_BLOCK - 1) // FAN_BLOCK):
+        r0 = np.int64(b) * FAN_BLOCK  # prange's index is unsigned
+        # np.int64 and np.bool_, as the other callers pass them: literals compile another
+        fan_rows(r0, min(r0 + FAN_BLOCK, n_all), o, d, angles, reach, edge, rg, grids, dirs,
+                 out, none, np.int64(0), no_circles, none, np.bool_(False))

@@ -2,7 +2,7 @@
 name (one leading underscore) from another sub-package, nor reads one off a module of another
 sub-package it imported (``from ..raycast import auto`` then ``auto._policy()``). What one
 sub-package needs of another is made public and documented there (the copies backend's kernel
-inlines ``kinematic.kernels.move_robot`` and ``jitfan.fan_rays``; the engine answers
+calls ``kinematic.small.step_rows`` and ``jitfan.fan_rows``; the engine answers
 ``copy_template()``). Engines themselves are guarded by tests/arch/test_engine_seam.py. An ast
 scan of every module of the package; dunders (``__version__``) are public."""
 
