@@ -215,11 +215,17 @@ def _follow(live: Run, viewer: subprocess.Popen):
 def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> int:
     """Serve ``replay`` (a :class:`~coopsim.replay.servers.Replay`) until it ends or Ctrl-C;
     ``echo(text)`` writes a line to stderr. Return the exit status: 0, or 2 when
-    ``--exit-at-end`` playback stopped at a damaged chunk.
+    ``--exit-at-end`` playback stopped at a damaged chunk. From its first line a Ctrl-C is a
+    request its loop looks at (:func:`~coopsim.app.interrupt.polled`), as a run's.
 
     With ``gui`` a viewer window runs as a child process (``coopsim.viewer.start_viewer``):
     closing it ends the replay; if it cannot start or crashes, the replay goes on headless.
     """
+    with interrupt.polled():
+        return _serve_replay(replay, gui, echo, fps)
+
+
+def _serve_replay(replay, gui: bool, echo, fps: float) -> int:
     rec, damage = replay.recording, replay.player.damage
     echo(f"name server: {replay.endpoint}   (Ctrl-C stops)")
     echo(f"playback: {rec.path}, {rec.end - rec.start:.2f} s, {rec.frame_count} steps; "
@@ -229,7 +235,7 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> int:
              f"(up to {rec.end:.3f} s)")
     viewer = _start_viewer(replay.endpoint, fps, echo, replay.client_env()) if gui else None
     try:
-        while not replay.player.finished.wait(0.2) and not interrupt.requested():
+        while not replay.player.finished.wait(interrupt.LOOK) and not interrupt.requested():
             code = viewer.poll() if viewer is not None else None
             if code == 0:
                 echo("viewer closed: ending the replay")
@@ -238,8 +244,6 @@ def run_replay(replay, gui: bool, echo, fps: float = 10.0) -> int:
                 echo(f"viewer exited with code {code}; the replay goes on (Ctrl-C stops)")
                 viewer = None
         return 0 if interrupt.requested() else _replay_ended(replay, echo)
-    except KeyboardInterrupt:
-        return 0
     finally:
         if viewer is not None and viewer.poll() is None:
             viewer.terminate()

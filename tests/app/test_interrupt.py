@@ -6,7 +6,7 @@ processes sent SIGINT at points found by what they print, not by sleeps:
 - while the world loads (the line of the first ``coopsim.physics`` module), where click printed
   "Aborted!" and exited 1;
 - just after the run started (the ``name server`` line), twice 0.1 s apart: the run ends with
-  its summary and a complete recording.
+  its summary and a complete recording; the same during a ``coopsim replay``: status 0.
 
 Each ends with one line, no traceback, no "Aborted!", and the documented status (130 before the
 run started, 0 with the summary after); the wait on each process only guards against a hang.
@@ -34,13 +34,14 @@ HANG_CAP = 60.0  # s: a run that does not end by then hangs (no timing is assert
 pytestmark = pytest.mark.slow  # its tests start a process, a window or a cluster
 
 
-def _start(tmp_path: Path, *flags: str) -> subprocess.Popen:
-    """``coopsim run`` of one robot until Ctrl-C, headless, recording."""
+def _start(tmp_path: Path, *flags: str,
+           command: tuple = ("run", str(SCENARIO), "--record", "run.mcap")) -> subprocess.Popen:
+    """``coopsim COMMAND`` (a run of one robot, recording) until Ctrl-C, headless."""
     env = {**os.environ, "DISPLAY": ""}
     return subprocess.Popen(
-        [sys.executable, *flags, "-m", "coopsim", "run", str(SCENARIO), "--headless", "--port",
-         "0", "--record", str(tmp_path / "run.mcap")], cwd=tmp_path, env=env, text=True,
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        [sys.executable, *flags, "-m", "coopsim", *command, "--headless", "--port", "0"],
+        cwd=tmp_path, env=env, text=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE)
 
 
 def _until(proc: subprocess.Popen, pattern: str) -> list[str]:
@@ -70,6 +71,19 @@ def _end(proc: subprocess.Popen, seen: list[str]) -> tuple[str, str]:
     return out, "".join(seen) + err
 
 
+def _twice(proc: subprocess.Popen) -> tuple[str, str]:
+    """Two Ctrl-C 0.1 s apart (the second of an impatient user: the interval is the point)
+    once the command's ``name server`` line is out; its stdout and stderr, clean."""
+    seen = _until(proc, r"^name server: tcp://")
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.1)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    out, err = _end(proc, seen)
+    _clean(out, err)
+    return out, err
+
+
 def _clean(out: str, err: str) -> None:
     text = out + err
     assert "Traceback" not in text and "Aborted!" not in text, text[-3000:]
@@ -91,17 +105,20 @@ def test_ctrl_c_before_the_run_starts_is_one_line_and_130(tmp_path, line):
 
 def test_two_ctrl_c_once_the_run_started_end_it_with_its_summary(tmp_path):
     proc = _start(tmp_path)
-    seen = _until(proc, r"^name server: tcp://")
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.1)  # the second Ctrl-C of an impatient user (the interval is the point)
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    out, err = _end(proc, seen)
-    _clean(out, err)
+    out, err = _twice(proc)
     assert proc.returncode == 0, err[-2000:] + out[-2000:]  # docs/reliability.md: exit 0
     assert "wall time" in out and "steps" in out  # the summary
     with Recording(tmp_path / "run.mcap") as rec:  # closed with its summary and index
         assert rec.complete and rec.frame_count >= 1 and rec.check() == ()
+
+
+def test_two_ctrl_c_during_a_replay_end_it_with_status_0(tmp_path):
+    """``coopsim replay`` follows its player as a run is followed: the first Ctrl-C is a
+    request its loop looks at, the second lands while the servers close and cuts nothing."""
+    proc = _start(tmp_path, command=("replay", str(ROOT / "recordings" / "sample.mcap")))
+    out, err = _twice(proc)
+    assert proc.returncode == 0, err[-2000:] + out[-2000:]
+    assert "interrupted" not in err
 
 
 def test_a_signal_while_the_run_is_followed_raises_nothing_and_is_seen_by_the_loop():
