@@ -23,8 +23,9 @@ every robot a one-body robot whose one acting module drives by a kernel handing 
 ``drive`` (``kernel_drive`` ``("drive", 2)``: ``motors``); observed modules whose
 ``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
-``target``), with noise and lost data but no ``rate``; no drivers, scenario objects placed
-later, rules, events, zones or squads; the scenario's ``[TASK]`` when its metrics are Python
+``target``), with noise and lost data but no ``rate``; no drivers, rules, events, zones or
+squads (a scenario's own objects stand, in the template's static shapes: the engine pushes no
+object); the scenario's ``[TASK]`` when its metrics are Python
 metrics of :func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
 :func:`~coopsim.env.metrics.target_distance` or :func:`~coopsim.env.metrics.spread`, or of a
 metric kind declaring a ``copy_term`` (or no task); ``terminate ended`` never holds (a batch
@@ -48,7 +49,7 @@ from .mapping import LearningError, agent_map
 
 log = logging.getLogger(__name__)
 
-SCENE = ("rules", "events", "zones", "squads", "objects")  # ScenarioSpec fields it lacks
+SCENE = ("rules", "events", "zones", "squads")  # ScenarioSpec fields it lacks
 CHUNK = 1  # blocks of copies (copykernels.BLOCK) a thread takes at a time
 PARALLEL_MIN = 64  # robots from which the copies are shared among threads
 

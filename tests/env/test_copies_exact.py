@@ -1,7 +1,7 @@
 """A copy of a batch is the template world run alone: the copies backend steps each copy with
 the kinematic engine's own small-world step, so copy c, without noise, is the same bits as a
 Simulation of the template scenario (same engine) driven with copy c's actions: positions, yaw
-and sonar ranges, through wall and robot-robot contacts."""
+and sonar ranges, through wall and robot-robot contacts, and against a scenario's own object."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ pytest.importorskip("numba")
 
 from coopsim.env.copies import CopyBatch  # noqa: E402
 from coopsim.env.episode import Episode  # noqa: E402
+from learnhelpers import ROOT  # noqa: E402
 from coopsim.model.specs import (FloorSpec, ObjectSpec, RobotSpec, ScenarioSpec,  # noqa: E402
                                  Settings, WorldSpec)
 
@@ -78,3 +79,26 @@ def _crowded(pos, radius) -> bool:
     d = np.linalg.norm(pos[:, None] - pos[None], axis=2)
     near = d < (radius[:, None] + radius[None]) + 1e-3
     return bool(((near.sum(axis=1) - 1) >= 3).any())
+
+
+def test_a_scenario_object_stands_in_every_copy_as_in_the_template_world():
+    """five_robots' extra box (its ``[OBJECT_1]``, 0.4 kg, at x = 1.5 m; the kinematic engine
+    pushes no object): robot3, driven straight at it, ends against its face in each copy, every
+    reading the same bits as the scenario run alone."""
+    scenario = str(ROOT / "scenarios" / "five_robots.scenario")
+    batch = CopyBatch(scenario, 2, robots="robot3", seed=1)
+    batch.reset(seed=1)
+    alone = Episode(scenario, ("robot3",), engine="kinematic", seed=1)
+    alone.reset(seed=1)
+    ahead = np.full((2, 2), 0.6)  # both wheels, m/s
+    for t in range(800):  # 8 s: 4.8 m of wheel travel; the box's face is 4.45 m ahead
+        batch.act(ahead)
+        batch.tick()
+        alone.act({"robot3": ahead[0]})
+        want = alone.observation(alone.tick(), "robot3")
+        got = batch.observation()
+        for label, reading in want.items():
+            for c in range(2):
+                assert np.array_equal(got[label][c, 0], reading), (t, c, label)
+    assert np.allclose(got["gps"][:, 0, 0], 1.5 - 0.15 - 0.2, atol=0.01)  # face - radius
+    assert (got["bumper"][:, 0, 0] == 1.0).all()  # touching it in front
