@@ -40,6 +40,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..model import threads as policy
+from ..model.kernel import read_only
 from ..model.plugins import MODULES, engine_with
 from . import copysense, memory
 from .batch import BatchWorld, checked_actions, replicate, task_reward, template
@@ -215,6 +216,7 @@ class CopyBatch:
         self.mode = np.zeros(n, np.int64)
         self.cmd, self.state = np.zeros((n, 3)), np.zeros((n, 6))
         self.act_rows = np.zeros((n, 2))
+        self.act_view = read_only(self.act_rows)  # the kernel's commands, as a world's
         self.contact = np.zeros((n, 2))
         self._scratch = dict(buf=np.zeros((n, 2)), moved=np.zeros(n, np.uint8),
                              flag=np.zeros(n, np.uint8),

@@ -183,7 +183,7 @@ class CopyKinds:
         """The acting kind's ``kernel_actuate`` over the copies' rows (its commands: the
         batch's actions), then the engine's ``drive`` of its columns: the copies' engine
         commands (``batch.cmd``, ``batch.mode``)."""
-        self.module.act(*self.base(batch), self.acting, (batch.act_rows,), self.act_out)
+        self.module.act(*self.base(batch), self.acting, (batch.act_view,), self.act_out)
         for rows, _, _, drive in self.acting:
             self.drive((batch.cmd, batch.mode, batch._shared["driven"], ()), rows, drive)
 

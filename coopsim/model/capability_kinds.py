@@ -242,9 +242,9 @@ class ModuleKernel(Protocol):
             everywhere), ``prev`` the rows' previous reading (read-only). Called with no
             normals and no uniforms it is the noiseless reading (``sense``); or None.
         kernel_actuate: A compiled function ``(views, rows, params, state, commands, out,
-            drive)``: from the stored ``commands`` (len(rows), command fields), ``out``
-            (len(rows), command fields) what the step keeps as actuated
-            (``frame.actuated[label]``: the command as carried out) and ``drive``
+            drive)``: from the stored ``commands`` (len(rows), command fields; read-only
+            on every path), ``out`` (len(rows), command fields) what the step keeps as
+            actuated (``frame.actuated[label]``: the command as carried out) and ``drive``
             (len(rows), the columns of ``kernel_drive``) what the engine is handed; or None.
             It may raise a :class:`~coopsim.model.errors.SimulationError` with a constant
             sentence (the ``rotors`` without a 3D state); the engine's refusals of what it

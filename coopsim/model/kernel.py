@@ -169,15 +169,15 @@ def views_of(frame, names: tuple, module=None, rows=None, p=None) -> tuple:
         elif name == "ranges":
             value = ranges(frame, module, rows, p)
         elif name == "contact":
-            value = _read_only(frame.contacts)
+            value = read_only(frame.contacts)
         elif name == "dt":
             value = np.full(1, float(frame.dt))
             value.setflags(write=False)
         elif name == "targets":
-            value = _read_only(np.asarray(frame.targets, dtype=float).reshape(-1, 2))
+            value = read_only(np.asarray(frame.targets, dtype=float).reshape(-1, 2))
         else:
             value = getattr(frame, name)
-            value = _NO_3D if value is None and name == "state3d" else _read_only(value)
+            value = _NO_3D if value is None and name == "state3d" else read_only(value)
         out.append(value)
     return tuple(out)
 
@@ -189,10 +189,10 @@ def ranges(frame, module, rows, p) -> np.ndarray:
     reach = p["max_range"]
     found = FAN3D[0]
     if found is not None and found[0](frame):  # from its real 3D pose (mujoco, aerial)
-        return _read_only(found[1](frame, rows, angles, reach))
+        return read_only(found[1](frame, rows, angles, reach))
     # cast from the centre (own chassis skipped by group), less the radius: a ray starting on
     # the chassis edge would begin inside a wall the robot is pressed into
-    return _read_only(frame.geometry.cast_fan(rows, angles, reach))
+    return read_only(frame.geometry.cast_fan(rows, angles, reach))
 
 
 def _beams(module, _kept: dict = {}) -> np.ndarray:  # noqa: B006 -- the kinds' angles
@@ -257,16 +257,18 @@ def sense_by_kernel(module, sense, frame, rows, p, prev, rng, noisy: bool) -> np
     matrix, k, lossy, z = _bound(module, p)
     # every array the kernel only reads is read-only (one compiled version for all callers)
     if noisy and k:
-        z = _read_only(normals(frame, module.label, rows, prev.shape[1] if k < 0 else k, rng))
-    u = (_read_only(uniforms(frame, module.label, rows, rng)) if noisy and lossy
+        z = read_only(normals(frame, module.label, rows, prev.shape[1] if k < 0 else k, rng))
+    u = (read_only(uniforms(frame, module.label, rows, rng)) if noisy and lossy
          else _NO_UNIFORMS)
     sense(views_of(frame, module.kernel_views, module, rows, p), rows, matrix,
-          state_of(module, frame), z, u, _read_only(prev), out)
+          state_of(module, frame), z, u, read_only(prev), out)
     return out
 
 
-def _read_only(arr: np.ndarray) -> np.ndarray:
-    """``arr``, or a read-only view of it."""
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """``arr``, or a read-only view of it (its owner may still write it). What every caller
+    hands a kernel as an array the kernel only reads (a frame's views, commands): numba
+    compiles a version of a kernel for each way an argument is typed, writable or not."""
     if arr.flags.writeable:
         arr = arr.view()
         arr.flags.writeable = False
@@ -328,7 +330,7 @@ def _full_state(frame, module, rows, p) -> np.ndarray:
     ``flight`` feature, else the planar state on the floor (:func:`floor_state`, made once a
     frame), read-only."""
     if frame.state3d is not None:
-        return _read_only(frame.state3d)
+        return read_only(frame.state3d)
     memo = getattr(frame, "memo", None)
     made = memo.get("kernel.full_state") if memo is not None else None
     if made is None:

@@ -40,6 +40,7 @@ import numpy as np
 
 from ..model.compiled import jit as _jit
 from ..model.compiled import prange, warmer
+from ..model.kernel import read_only
 from ..model.threads import by_rows, kernel_threads, parallel
 from .jitfan import FAN_BLOCK, fan_gather
 from .jitgrid import build, circle_hit, combine, segment_hit
@@ -362,7 +363,8 @@ class JitRayCaster:
                         out)
             return out
         circles = np.empty((n, 3))
-        robot_shapes(state[:, :3], radius, circles, heading)
+        # read-only, as a frame's pose: one compiled version of the kernel
+        robot_shapes(read_only(state[:, :3]), radius, circles, heading)
         mc, ms, mcg, msg = objects
         if len(mc):  # the objects' circles first, as Sensors.geometry lays them out
             circles, groups_all = np.concatenate((mc, circles)), np.concatenate((mcg, groups))
@@ -478,7 +480,8 @@ def _load() -> None:
     caster.cast(np.zeros((2, 2)), np.array([[1.0, 0.0], [0.0, 1.0]]), 2.0,
                 np.array([[0.0, 1.0, 0.2]]), None, np.array([1, 2]), np.array([1]))
     for n in (1, 2):  # a robot's pose row is contiguous, several robots' a strided view
-        robot_shapes(np.zeros((n, 6))[:, :3], np.ones(n), np.empty((n, 3)), np.empty((n, 2)))
+        robot_shapes(read_only(np.zeros((n, 6))[:, :3]), np.ones(n), np.empty((n, 3)),
+                     np.empty((n, 2)))  # every caller's pose is read-only
     for n in (1, 200):  # all pairs, then the grid
         poses = np.column_stack((np.linspace(-4, 4, n), np.zeros(n), np.zeros(n)))
         circles = np.column_stack((poses[:, :2], np.full(n, 0.2)))

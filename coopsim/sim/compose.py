@@ -51,7 +51,7 @@ from ..model import kernel as kernel_views
 from ..model.capabilities import kernel_of
 from ..model.compiled import compile_for
 from ..model.health import planar_edge
-from ..model.kernel import UNREAD
+from ..model.kernel import UNREAD, read_only
 from ..model.threads import ROWS_MIN, parallel
 from ..raycast.jitcast import fan_robots_kernel
 
@@ -274,6 +274,7 @@ class ComposedPass:
         self._keys = np.zeros(1, np.uint64)
         self._dt = np.zeros(1)  # the step, s, as the ``dt`` view
         self._acts: tuple = (None, ())  # (what they were made for, acting statics)
+        self._tables: dict = {}  # label -> (its table of commands, a read-only view of it)
         self._edge: tuple = (None, None)  # (the floor, the health check's bounds on it)
         self._kept: tuple = (None, None, ())
         self._state: tuple = (None, None)  # (the step it was read after, the state)
@@ -431,8 +432,9 @@ class ComposedPass:
             acts = self._acting_statics(sim)
         statics = acts[1]
         tables = sim.commands
-        commands = tuple([dict.__getitem__(tables, e[0]) if e[4]
-                          else dict.__getitem__(tables, e[0])[e[2]] for e in self.entries])
+        commands = tuple([self._commands(tables, e[0]) if e[4]
+                          else read_only(dict.__getitem__(tables, e[0])[e[2]])
+                          for e in self.entries])
         outs = tuple(map(np.empty, acts[2]))
         base = self._base(sim, state, contact, self.act_needs)
         if arrays is not None:  # True: every robot within the bounds, checked in the call
@@ -457,6 +459,16 @@ class ComposedPass:
         for entry, out in zip(self.entries, outs):
             actuated[entry[0]] = out
         return True
+
+    def _commands(self, tables, label: str) -> np.ndarray:
+        """A read-only view of ``label``'s table of commands, as the plain path hands it
+        (:func:`~coopsim.model.kernel.read_only`), kept while the table is the same (looked
+        up without marking it handed out: it is only read)."""
+        table = dict.__getitem__(tables, label)
+        kept = self._tables.get(label)
+        if kept is None or kept[0] is not table:
+            kept = self._tables[label] = (table, read_only(table))
+        return kept[1]
 
     def _drive(self, sim) -> None:
         """Every acting kind's drive (the ``drive`` scratch its kernel filled) handed to the

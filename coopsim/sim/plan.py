@@ -75,8 +75,3 @@ class StepPlan:
         return cls(key, tuple(acting), sensing, found, path, before, after)
 
 
-def read_only(table: np.ndarray) -> np.ndarray:
-    """A read-only view of ``table`` (its owner may still write it)."""
-    out = table.view()
-    out.flags.writeable = False
-    return out

@@ -13,6 +13,7 @@ import functools
 import numpy as np
 
 from ..model.capabilities import reading_fields
+from ..model.kernel import read_only
 from ..model.module import Frame, Module
 from ..model.plugins import MODULES
 from ..raycast import JitRayCaster, fan_directions
@@ -337,7 +338,7 @@ class Sensors:
         mc, mcg, ms, msg = world.engine.moving_geometry()
         circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]
         heading = np.empty((len(pose), 2))  # one compiled call, numpy's bits
-        robot_shapes(pose, radius, circles, heading)
+        robot_shapes(read_only(pose), radius, circles, heading)  # one compiled version
         circle_group = group
         if len(mc):  # movable objects and parts
             circles, circle_group = np.concatenate((mc, circles)), np.concatenate((mcg, group))

@@ -17,6 +17,7 @@ import numpy as np
 from ..model.compiled import load_pending
 from ..model.errors import ParameterError, SimulationError
 from ..model.module import Frame
+from ..model.kernel import read_only
 from ..model.plugins import CARRIED, MODULES, carried_modules
 from ..model.snapshot import Snapshot
 from ..model.specs import ScenarioSpec, check_dt
@@ -28,7 +29,7 @@ from .health import Health
 from .rules import RuleHost
 from .sensing import CommandTables, ParamTable, RobotTable, Sensors
 from . import fused
-from .plan import StepPlan, read_only
+from .plan import StepPlan
 from .snapshots import SnapshotMaker, with_rules
 from .states import StateTables
 from .world import World, collector_held
@@ -248,7 +249,7 @@ class Simulation:
         for label, module, rows, values, every in actuators:
             table = commands[label]
             self.actuated[label] = module.actuate(frame, rows, values,
-                                                  read_only(table) if every else table[rows])
+                                                  read_only(table if every else table[rows]))
 
     @property
     def access(self):

@@ -309,14 +309,12 @@ def warm() -> None:
     par = np.array([[0.027, 0.046, 2.22e-8, 1.3e-10, 0.07, 2500.0, 1.6e-5, 1.6e-5, 2.9e-5,
                      60.0, 12.0]])
     # as the modules' kernels take them: the frame's views, the parameters and commands
-    # read-only (coopsim.model.kernel), or the stored commands of some robots, a copy
-    for arr in (s, step, par):
+    # read-only (coopsim.model.kernel)
+    cmd = np.zeros((1, 9))
+    for arr in (s, step, par, cmd):
         arr.setflags(write=False)
     state, rows = (np.zeros((1, 4)), np.zeros(1, bool)), np.zeros(1, np.int64)
-    for frozen in (True, False):
-        cmd = np.zeros((1, 9))
-        cmd.setflags(write=not frozen)
-        rotors_actuate((s, step), rows, par, state, cmd, np.zeros((1, 9)), np.zeros((1, 6)))
+    rotors_actuate((s, step), rows, par, state, cmd, np.zeros((1, 9)), np.zeros((1, 6)))
     prev = np.zeros((1, 5))
     prev.setflags(write=False)
     rotors_sense((s, step), rows, par, state, _NONE, _NO_U, prev, np.zeros((1, 5)))

@@ -308,13 +308,12 @@ velocity = by_rows(_velocity, _velocity_threads)
 
 def _load() -> None:
     """Call :data:`velocity` once with every kind of array the module passes (numba compiles
-    one version per kind: a step must not wait for one): read-only or not (the frame's shared
-    results and the sealed readings are read-only), contiguous or not (one robot's velocity
+    one version per kind: a step must not wait for one): the frame's read-only views and
+    read-only commands (coopsim.model.kernel.read_only), contiguous or not (one robot's velocity
     row is contiguous, several robots' are a strided view of the state)."""
-    for n, frozen in ((1, False), (2, False), (1, True), (2, True)):
-        state = _frozen(np.zeros((n, 6)), frozen)  # the frame's state: a read-only view
-        # every robot's commands: the table's read-only view; a gather's: a copy
-        velocity(_frozen(np.zeros((n, 6)), frozen), np.arange(n), state[:, :3], state[:, 3:6],
+    for n in (1, 2):
+        state = _frozen(np.zeros((n, 6)), True)  # the frame's state: a read-only view
+        velocity(_frozen(np.zeros((n, 6)), True), np.arange(n), state[:, :3], state[:, 3:6],
                  (np.ones(n),) * 4, np.ones(n), 0.1, np.zeros((n, 3)))
 
 
@@ -322,8 +321,8 @@ def _load_kinds() -> None:
     """Call the kinds' kernels once with the arrays a step hands them: the frame's read-only
     views (coopsim.model.kernel.views_of), the read-only noise blocks (none: (n, 0); the
     odometry's slip: (n, 2)), previous readings and parameters (sense_by_kernel makes every
-    array a kernel only reads read-only); every robot's commands (a read-only view) or a
-    gather's."""
+    array a kernel only reads read-only); the commands read-only (every robot's: a view of
+    the table; some robots': their rows taken; :func:`coopsim.model.kernel.read_only`)."""
     ro = _frozen
     for n in (1, 2):  # one robot's pose is a contiguous view of the state, several robots' not
         state = ro(np.zeros((n, 6)), True)
@@ -343,9 +342,8 @@ def _load_kinds() -> None:
         sense(target_sense, (pose, ro(np.zeros((2, 2)), True)), 4, 3)
         sense(bumper_sense, (ro(np.zeros((n, 2)), True),), 2, 1)
         sense(sonar_sense, (ro(np.zeros((n, 11)), True),), 11, 4)
-        for frozen in (False, True):
-            motors_actuate((pose, velocity, axle), rows, ro(np.ones((n, 2)), True), motors,
-                           ro(np.zeros((n, 2)), frozen), np.zeros((n, 2)), np.zeros((n, 2)))
+        motors_actuate((pose, velocity, axle), rows, ro(np.ones((n, 2)), True), motors,
+                       ro(np.zeros((n, 2)), True), np.zeros((n, 2)), np.zeros((n, 2)))
 
 
 def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:
