@@ -415,7 +415,7 @@ class Module:
         """Actuator phase for the robots ``rows``: act on the engine (``frame.physics``).
 
         Args:
-            commands: (len(rows), len(command_fields)) their stored commands.
+            commands: (len(rows), len(command_fields)) their stored commands, read-only.
 
         Returns:
             Anything :meth:`sense` wants to see as ``frame.actuated[label]`` (or None). A
