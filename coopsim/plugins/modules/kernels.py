@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ...model.compiled import jit, prange, warmer
+from ...model.kernel import read_only
 from ...model.threads import by_rows
 
 _PI = math.pi
@@ -158,10 +159,10 @@ def _velocity(commands, rows, pose, now, p, alpha, dt, out):
     """The ``velocity`` actuator: ``out`` (n, 3) = the velocity driven this step (world frame,
     m/s, rad/s) for robots ``rows`` (n,) of ``pose`` and ``now`` (N, 3, the engine's velocity)
     with stored ``commands`` (n, 6), parameters ``p`` (four (n,) arrays: max_speed m/s,
-    max_accel m/s^2, max_yaw_rate rad/s, gain 1/s) and lag factors ``alpha`` (n,) over ``dt`` s: the command
-    (or the position loop's) capped at max_speed, the lag's change capped at max_accel dt,
-    the result capped again, the yaw rate clipped (``velocity.Velocity.actuate``'s numpy,
-    operation for operation)."""
+    max_accel m/s^2, max_yaw_rate rad/s, gain 1/s) and lag factors ``alpha`` (n,) over ``dt``
+    s: the command (or the position loop's) capped at max_speed, the lag's change capped at
+    max_accel dt, the result capped again, the yaw rate clipped
+    (``velocity.Velocity.actuate``'s numpy, operation for operation)."""
     for k in range(len(out)):
         _velocity_row(k, rows[k], commands, pose, now, p, alpha, dt, out)
 
@@ -308,12 +309,12 @@ velocity = by_rows(_velocity, _velocity_threads)
 
 def _load() -> None:
     """Call :data:`velocity` once with every kind of array the module passes (numba compiles
-    one version per kind: a step must not wait for one): the frame's read-only views and
-    read-only commands (coopsim.model.kernel.read_only), contiguous or not (one robot's velocity
-    row is contiguous, several robots' are a strided view of the state)."""
+    one version per kind: a step must not wait for one): the frame's views and the commands,
+    read-only (:func:`coopsim.model.kernel.read_only`), contiguous or not (one robot's
+    velocity row is contiguous, several robots' are a strided view of the state)."""
     for n in (1, 2):
-        state = _frozen(np.zeros((n, 6)), True)  # the frame's state: a read-only view
-        velocity(_frozen(np.zeros((n, 6)), True), np.arange(n), state[:, :3], state[:, 3:6],
+        state = read_only(np.zeros((n, 6)))  # the frame's state: a read-only view
+        velocity(read_only(np.zeros((n, 6))), np.arange(n), state[:, :3], state[:, 3:6],
                  (np.ones(n),) * 4, np.ones(n), 0.1, np.zeros((n, 3)))
 
 
@@ -323,35 +324,27 @@ def _load_kinds() -> None:
     odometry's slip: (n, 2)), previous readings and parameters (sense_by_kernel makes every
     array a kernel only reads read-only); the commands read-only (every robot's: a view of
     the table; some robots': their rows taken; :func:`coopsim.model.kernel.read_only`)."""
-    ro = _frozen
+    ro = read_only
     for n in (1, 2):  # one robot's pose is a contiguous view of the state, several robots' not
-        state = ro(np.zeros((n, 6)), True)
+        state = ro(np.zeros((n, 6)))
         pose, velocity, rows = state[:, :3], state[:, 3:6], np.arange(n, dtype=np.int64)
-        axle, dt, u = ro(np.ones(n), True), ro(np.full(1, 0.1), True), ro(np.zeros(0), True)
+        axle, dt, u = ro(np.ones(n)), ro(np.full(1, 0.1)), ro(np.zeros(0))
         motors = (np.zeros((n, 2)), np.zeros(n, dtype=np.bool_))
 
         def sense(kernel, views, width, p, keep=(), k=(0,)):
             for draws in k:
-                kernel(views, rows, ro(np.zeros((n, p)), True), keep,
-                       ro(np.zeros((n, draws)), True), u, ro(np.zeros((n, width)), True),
+                kernel(views, rows, ro(np.zeros((n, p))), keep,
+                       ro(np.zeros((n, draws))), u, ro(np.zeros((n, width))),
                        np.zeros((n, width)))
         sense(gps_sense, (pose,), 2, 3)
         sense(compass_sense, (pose,), 1, 3)
         sense(motors_sense, (pose, velocity, axle), 4, 2, motors)
         sense(odometry_sense, (pose, velocity, axle, dt), 5, 1, k=(0, 2))
-        sense(target_sense, (pose, ro(np.zeros((2, 2)), True)), 4, 3)
-        sense(bumper_sense, (ro(np.zeros((n, 2)), True),), 2, 1)
-        sense(sonar_sense, (ro(np.zeros((n, 11)), True),), 11, 4)
-        motors_actuate((pose, velocity, axle), rows, ro(np.ones((n, 2)), True), motors,
-                       ro(np.zeros((n, 2)), True), np.zeros((n, 2)), np.zeros((n, 2)))
-
-
-def _frozen(arr: np.ndarray, frozen: bool) -> np.ndarray:
-    """``arr``, or a read-only view of it."""
-    if frozen:
-        arr = arr.view()
-        arr.flags.writeable = False
-    return arr
+        sense(target_sense, (pose, ro(np.zeros((2, 2)))), 4, 3)
+        sense(bumper_sense, (ro(np.zeros((n, 2))),), 2, 1)
+        sense(sonar_sense, (ro(np.zeros((n, 11))),), 11, 4)
+        motors_actuate((pose, velocity, axle), rows, ro(np.ones((n, 2))), motors,
+                       ro(np.zeros((n, 2))), np.zeros((n, 2)), np.zeros((n, 2)))
 
 
 #: The loaders of the kernels above, run with a world using the kinds named
