@@ -13,7 +13,6 @@ import functools
 import numpy as np
 
 from ..model.capabilities import reading_fields
-from ..model.kernel import read_only
 from ..model.module import Frame, Module
 from ..model.plugins import MODULES
 from ..raycast import JitRayCaster, fan_directions
@@ -331,14 +330,14 @@ class Sensors:
         return self._targets
 
     def geometry(self, world, pose, radius, group) -> Geometry:
-        """This step's ray geometry for robots at ``pose`` (N, 3) with chassis ``radius`` (N,)
-        m and ``group`` (N,): moving shapes made now, static ones binned once per layout (a
-        frame's, or the composed step's: coopsim.sim.compose)."""
+        """This step's ray geometry for robots at ``pose`` (N, 3, read-only) with chassis
+        ``radius`` (N,) m and ``group`` (N,): moving shapes made now, static ones binned once
+        per layout (a frame's, or the composed step's: coopsim.sim.compose)."""
         self._bin_static(world)
         mc, mcg, ms, msg = world.engine.moving_geometry()
         circles = np.empty((len(pose), 3))  # every chassis, [x, y, r]
         heading = np.empty((len(pose), 2))  # one compiled call, numpy's bits
-        robot_shapes(read_only(pose), radius, circles, heading)  # one compiled version
+        robot_shapes(pose, radius, circles, heading)
         circle_group = group
         if len(mc):  # movable objects and parts
             circles, circle_group = np.concatenate((mc, circles)), np.concatenate((mcg, group))
