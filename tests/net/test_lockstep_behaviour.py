@@ -203,23 +203,30 @@ def test_a_control_loop_takes_one_iteration_a_step_while_the_run_is_paused_and_s
     one = scenario([robot("r1", -1, 0)], mode="lockstep")
     with live(one, wait_for=1) as run, Client(run.network.endpoint) as c, \
             Client(run.network.endpoint) as operator:
-        sim, lines, ended = operator.sim(), [], threading.Event()
+        sim, lines, ended, stop = operator.sim(), [], threading.Event(), threading.Event()
 
-        def control():
+        def control():  # until told to stop: a loaded machine may pause it late
             bot = c.robot("r1")
-            for i in bot.loop(steps=30):
+            for i in bot.loop():
                 done = bot.motors.set_speeds(0.1, 0.1)
                 lines.append((i, done.step, done.note.startswith("lockstep: queued")))
+                if stop.is_set():
+                    break
             ended.set()
 
         threading.Thread(target=control, daemon=True).start()
         wait_until(lambda: len(lines) >= 5)
         sim.pause()
+        held = sim.status()["step"]
         for _ in range(3):  # wait for a "queued" reply, then take one step by hand
-            held = sim.status()["step"]
             wait_until(lambda: (lines[-1][1], lines[-1][2]) == (held, True), timeout=20)
-            sim.step(1)
+            sim.step(1)  # answered before it is taken: wait for it, the next reply is its
+            held += 1
+            wait_until(lambda: sim.status()["step"] == held)
         sim.resume()
+        resumed = len(lines)
+        wait_until(lambda: len(lines) >= resumed + 5)  # the loop runs free again
+        stop.set()
         assert ended.wait(120)
     assert all(step == i + (not queued) for i, step, queued in lines), str(lines)
     assert sum(queued for _, _, queued in lines) >= 3
