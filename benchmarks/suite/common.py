@@ -355,6 +355,17 @@ def record(path: Path, robots: int, steps: int):
     return rec
 
 
+def live_text(robots: int, mode: str = "realtime", dt: float = 0.01) -> str:
+    """The scenario :class:`LiveRun` runs: ``robots`` ``single`` robots (``robot1`` ..
+    ``robotN``, ten a row from (-4, -3) m, 0.8 m apart) in the empty arena."""
+    lines = ["[WORLD]", f"file {root() / 'worlds' / 'empty.world'}", "[SETTINGS]",
+             f"mode {mode}", f"dt {dt}"]
+    for i in range(robots):
+        lines += [f"[ROBOT_{i + 1}]", "type single", f"name robot{i + 1}",
+                  f"position {-4 + 0.8 * (i % 10):.1f} {-3 + 0.8 * (i // 10):.1f} 0"]
+    return "\n".join(lines) + "\n"
+
+
 class LiveRun:
     """``coopsim run`` of ``robots`` ``single`` robots in a process of its own (headless, no
     controllers, its name server on a free port; ``COOPSIM_JIT=wait`` for an older tree,
@@ -379,14 +390,9 @@ class LiveRun:
         import tempfile
 
         self._tmp = tempfile.TemporaryDirectory()
-        lines = ["[WORLD]", f"file {root() / 'worlds' / 'empty.world'}", "[SETTINGS]",
-                 f"mode {self.mode}", f"dt {self.dt}"]
-        for i in range(self.robots):
-            lines += [f"[ROBOT_{i + 1}]", "type single", f"name robot{i + 1}",
-                      f"position {-4 + 0.8 * (i % 10):.1f} {-3 + 0.8 * (i // 10):.1f} 0"]
         path = Path(self._tmp.name) / "live.scenario"
         path.write_text(self.text.replace("{root}", str(root())) if self.text
-                        else "\n".join(lines) + "\n")
+                        else live_text(self.robots, self.mode, self.dt))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "coopsim", "run", str(path), "--port", "0", "--headless",
              "--no-controllers", *self.extra], text=True, stdout=subprocess.DEVNULL,

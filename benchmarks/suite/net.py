@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from .common import SMOKE, Case, LiveRun, alternate, count, sizes, unit
+from .common import SMOKE, Case, LiveRun, alternate, count, live_text, sizes, unit
 
 MOTORS = [0, "", 100, [], [0.2, 0.2]]  # robotN's motors.set_speeds(0.2, 0.2)
 
@@ -208,6 +208,54 @@ class LockstepExchange(Lockstep):
     def loop(bot):
         exchange = bot.exchange("motors.set_speeds", ("sonar",))
         return lambda: exchange(0.2, 0.2)
+
+
+class ColdTick(Case):
+    """Where a lockstep loop's step goes: the bare ``Stepper.tick`` of :class:`Lockstep`'s
+    one-robot world (pymunk, in this process, no network), CPU of the ticking thread a tick,
+    ticked back to back (warm) and each tick after 8 MiB written elsewhere (the caches
+    swept, as a wait for the controller leaves them; the sweep's own CPU left out), blocks
+    alternating: us warm, us cold, cold over warm."""
+
+    SWEEP = 8 << 20  # bytes: more than this machine's caches
+
+    def setup(self):
+        from coopsim.formats.files import load
+        from coopsim.sim.simulation import Simulation
+        from coopsim.sim.stepper import Stepper
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "one.scenario"
+            path.write_text(live_text(1, "lockstep"))
+            stepper = Stepper(Simulation(load(str(path)), seed=1), mode="lockstep")
+        stepper.slots.put("robot1", "motors", (0.2, 0.2), attach=False)
+        for _ in range(count(500, 5)):
+            stepper.tick()
+        sweep, n = bytearray(self.SWEEP), count(2000, 5)
+        clock = time.thread_time
+
+        def block(cold: bool) -> float:
+            spent = 0.0
+            for _ in range(n):
+                if cold:
+                    sweep[::64] = b"\1" * len(sweep[::64])
+                t0 = clock()
+                stepper.tick()
+                spent += clock() - t0
+            return spent * 1e6 / n
+        self.warm, self.cold = alternate(lambda: block(False), lambda: block(True))
+
+    @unit("us")
+    def track_warm_us(self):
+        return self.warm
+
+    @unit("us")
+    def track_cold_us(self):
+        return self.cold
+
+    @unit("x warm")
+    def track_cold_over_warm(self):
+        return self.cold / self.warm
 
 
 class Clients(Case):

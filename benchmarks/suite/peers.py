@@ -27,7 +27,8 @@ heading error capped at 1.5 rad/s); the sensor 11 beams over -90 .. +90 degrees,
 How it runs: every side is a worker process (coopsim's in this interpreter, one thread,
 ``COOPSIM_JIT=wait`` for an older tree; a peer's in the interpreter of
 ``COOPSIM_PEERS_PYTHON``, default ``/tmp/peers/bin/python``: torch and JAX stay out of
-coopsim's environment; torch on one thread, JAX's XLA too: every side on one thread). Each builds its
+coopsim's environment; torch on one thread, JAX's XLA too: every side on one thread, its process
+pinned to one core, :func:`_one_core`). Each builds its
 world, warms up, then answers blocks (about ``BUDGET`` s of steps, timed by the process's CPU
 time, all its threads, and by the wall) in turn, the order swapped from one round to
 the next; the ratio is the median of the rounds' ratios. A peer that is missing skips its
@@ -340,6 +341,15 @@ def serve(case: str, side: str, size: int) -> None:
                                 "wall": steps / (time.perf_counter() - w0)}), flush=True)
 
 
+def _one_core() -> None:
+    """Pin the worker about to start, and every thread it will make, to one core (the
+    highest this process may use; Linux): JAX's XLA keeps a second thread busy whatever its
+    flags say (1.6 cores by the wall), so "one thread a side" holds by the affinity, and
+    a block's wall time is comparable across sides."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+
+
 class Worker:
     """One side's worker process; ``block()`` -> its robot-steps/s by CPU and by the wall."""
 
@@ -352,7 +362,8 @@ class Worker:
             env["PYTHONPATH"] = str(HERE.parent)  # the peer's environment has no coopsim
         self.proc = subprocess.Popen(
             [python, "-m", "suite.peers", "--serve", case, side, str(size)], env=env,
-            cwd=str(HERE.parent), text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            cwd=str(HERE.parent), text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            preexec_fn=_one_core)
         self.calls = self.reply()["calls"]
 
     def reply(self) -> dict:
