@@ -188,8 +188,8 @@ def _fan_robots(state, radius, rg, angles, reach, fixed, objects, heading, out):
                    (state, radius, rg), out)
 
 
-#: The kernel of :meth:`JitRayCaster.fan_robots`' few pairs, for the composed call that casts
-#: inside itself (coopsim.sim.sensing.Sensors.fan_parts): the same bits.
+#: The kernel that casts every robot's fan by testing every pair, for the composed call that
+#: casts inside itself (coopsim.sim.sensing.Sensors.fan_parts): the same bits as the grid's.
 fan_robots_kernel = _fan_robots
 
 
@@ -347,36 +347,10 @@ class JitRayCaster:
             return out
         return self._run(poses, heading, True, fan, max_range, radius, groups, moving, k)
 
-    def fan_robots(self, state, radius, groups, fan, max_range, objects,
-                   heading) -> np.ndarray:
-        """Every robot's sonar distances (N, K), m, as :func:`sonar_distances` gives them
-        with every robot's chassis among the moving shapes (``Sensors.geometry``'s set): a
-        few pairs in one kernel that reads the chassis from the planar ``state`` (N, 6,
-        C-contiguous), ``radius`` (N,) m and int64 ``groups`` (N,) itself
-        (:func:`_fan_robots`), more on the grid as :meth:`fan` casts them; ``fan`` (K, 2) the
-        (cos, sin) of the angles, ``max_range`` (N,) m, ``objects`` the other moving shapes
-        as :meth:`fan` takes them. Fills ``heading`` (N, 2) with the yaws' cos, sin."""
-        n, k = len(state), len(fan)
-        if self.robots_pairs(n, k, objects) is not None:
-            out = np.empty((n, k))
-            _fan_robots(state, radius, groups, fan, max_range, self._flat, objects, heading,
-                        out)
-            return out
-        circles = np.empty((n, 3))
-        # read-only, as a frame's pose: one compiled version of the kernel
-        robot_shapes(read_only(state[:, :3]), radius, circles, heading)
-        mc, ms, mcg, msg = objects
-        if len(mc):  # the objects' circles first, as Sensors.geometry lays them out
-            circles, groups_all = np.concatenate((mc, circles)), np.concatenate((mcg, groups))
-        else:
-            groups_all = groups
-        return self._run(np.ascontiguousarray(state[:, :3]), heading, True, fan, max_range,
-                         radius, groups, (circles, ms, groups_all, msg), k)
-
     def robots_pairs(self, n: int, k: int, objects: tuple) -> tuple | None:
-        """The static shapes as :data:`fan_robots_kernel` takes them (``fixed``) when
-        :meth:`fan_robots` casts ``k`` rays from each of ``n`` robots among ``objects`` by
-        testing every pair, else None (the grid serves)."""
+        """The static shapes as :data:`fan_robots_kernel` takes them (``fixed``) when it
+        casts ``k`` rays from each of ``n`` robots among ``objects`` by testing every pair,
+        else None (the grid serves)."""
         flat = self._flat
         shapes = len(objects[0]) + n + len(objects[1]) + len(flat[0]) + len(flat[2])
         return flat if n * k * shapes <= _ALL_PAIRS else None
@@ -489,9 +463,11 @@ def _load() -> None:
                         np.full(n, 2.0), np.arange(1, n + 1), circles, np.arange(1, n + 1),
                         None, None)
     fan = np.column_stack((np.cos([-0.5, 0.5]), np.sin([-0.5, 0.5])))
-    caster.fan_robots(np.zeros((1, 6)), np.full(1, 0.2), np.ones(1, np.int64), fan,
-                      np.full(1, 2.0), checked_shapes(np.zeros((1, 3)), None, np.ones(1), None),
-                      np.empty((1, 2)))  # a ground pass's fan (sim/sensing.fan_robots)
+    objects = checked_shapes(np.zeros((1, 3)), None, np.ones(1), None)
+    # a small ground world's fan, as the composed call casts it: the state read-only
+    _fan_robots(read_only(np.zeros((1, 6))), np.full(1, 0.2), np.ones(1, np.int64), fan,
+                np.full(1, 2.0), caster.robots_pairs(1, 2, objects), objects, np.empty((1, 2)),
+                np.empty((1, 2)))
 
 
 WARM = warmer(_load)

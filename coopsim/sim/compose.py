@@ -219,6 +219,7 @@ def _written(where: str, name: str, text: str) -> str:
 
 
 _NO_STATE = np.zeros((0, 6))
+_NO_STATE.setflags(write=False)  # read-only, as every state a call is handed
 _NO_BELOW = np.zeros(0)
 _NO_RANGES = np.zeros((0, 0))
 _NO_U = np.zeros(0)
@@ -272,7 +273,7 @@ class ComposedPass:
         self.labels = tuple(e[0] for e in sensing)
         self.every = all(e[6] for e in sensing)
         self._keys = np.zeros(1, np.uint64)
-        self._dt = np.zeros(1)  # the step, s, as the ``dt`` view
+        self._dt = read_only(np.zeros(1))  # the step, s, as the ``dt`` view
         self._acts: tuple = (None, ())  # (what they were made for, acting statics)
         self._tables: dict = {}  # label -> (its table of commands, a read-only view of it)
         self._edge: tuple = (None, None)  # (the floor, the health check's bounds on it)
@@ -364,9 +365,11 @@ class ComposedPass:
         targets = sim.sensors.targets(sim.world) if "targets" in needs else UNREAD
         dt = self._dt
         if dt[0] != sim.dt:
-            dt = self._dt = np.full(1, float(sim.dt))
-        times = np.array((float(sim.time), float(sim.dt))) if clock and "clock" in needs \
-            else UNREAD
+            dt = self._dt = read_only(np.full(1, float(sim.dt)))
+        times = UNREAD
+        if clock and "clock" in needs:
+            times = np.array((float(sim.time), float(sim.dt)))
+            times.flags.writeable = False  # read-only, as every view (one kernel version)
         arms = UNREAD
         if clock and self.arms:  # every robot's arm views (the sensing call only: _SENSING_ONLY)
             arms = armviews.views(sim.access, robots.names, needs, sim.extra.get("held"),
@@ -427,6 +430,9 @@ class ComposedPass:
                 contact = engine.contacts(state[:, :3])
         else:
             state = _NO_STATE
+        if state.flags.writeable:  # read-only, as a frame's views (one version of each kernel)
+            state = state[:]
+            state.flags.writeable = False
         acts = self._acts
         if acts[0] != (id(sim.states), sim.world.layout_version):
             acts = self._acting_statics(sim)
@@ -495,6 +501,9 @@ class ComposedPass:
         """Every sensing kind's reading of this step from the planar ``state`` (N, 6) after
         it, with its noise: label -> its readings, as the plain sensing phase makes them.
         ``dry``: only compile what the step calls (:meth:`prepare`: no draw taken)."""
+        if state.flags.writeable:  # read-only, as a frame's views (one version of each kernel)
+            state = state[:]
+            state.flags.writeable = False
         world, sensors = sim.world, sim.sensors
         if dry:
             key, layout = None, sensors.layout(sim.params, world)

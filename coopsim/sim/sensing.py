@@ -142,7 +142,7 @@ class Sensors:
         self._planned: list[tuple] = []
         self._fixed: tuple | None = None  # (due, noise layout) of a plan without rates
         self._key: int | None = None  # the noise key the composed call took this step (key)
-        self._objects_kept: tuple = (None, None)  # (moving_geometry's, contiguous): fan_robots
+        self._objects_kept: tuple = (None, None)  # (moving_geometry's, contiguous): fan_parts
         # (layout key, readings) of the first layout laid out from nothing: a reset to the same
         # robots takes those blank readings again (read-only, so shared) instead of making them
         self._blank: tuple = previous._blank if previous is not None else ((), {})
@@ -355,23 +355,12 @@ class Sensors:
                 self._static = static
             self._static_version = world.layout_version
 
-    def fan_robots(self, world, state: np.ndarray, table: "RobotTable", fan: np.ndarray,
-                   reach: np.ndarray, heading: np.ndarray) -> np.ndarray:
-        """Every robot's sonar fan from the planar ``state`` (N, 6), no :class:`Geometry`
-        built (:meth:`coopsim.raycast.jitcast.JitRayCaster.fan_robots`: for a few robots one
-        compiled call reading the chassis from the state): (N, K) distances, m, the bits
-        :meth:`Geometry.cast_fan` gives for every robot; ``fan`` (K, 2) the angles' (cos,
-        sin), ``reach`` (N,) m; ``heading`` (N, 2) filled with the yaws' cos, sin."""
-        objects = self._objects_now(world)
-        return self.caster.fan_robots(_c(state), _c(table.radius), _c(table.group), fan, reach,
-                                 objects, heading)
-
     def fan_parts(self, world, n: int, k: int) -> tuple | None:
         """(the compiled caster's kernel, the static shapes, the moving objects' shapes) that
         cast a fan of ``k`` rays from each of ``n`` robots in one call by testing every pair
-        (:meth:`fan_robots`' kernel: ``kernel(state, radius, groups, fan, reach, static,
-        objects, heading, out)``, the same bits), for the composed call, which casts inside
-        itself; None when the caster would walk its grid."""
+        (:data:`~coopsim.raycast.jitcast.fan_robots_kernel`: ``kernel(state, radius, groups,
+        fan, reach, static, objects, heading, out)``, the grid's bits), for the composed call,
+        which casts inside itself; None when the caster would walk its grid."""
         objects = self._objects_now(world)
         fixed = self.caster.robots_pairs(n, k, objects)
         return None if fixed is None else (fan_robots_kernel, fixed, objects)

@@ -192,7 +192,6 @@ def test_the_fan_gives_the_plain_paths_bits_among_moving_objects(monkeypatch, en
             return
         from coopsim.sim.sensing import Sensors  # every step's cast and readings in the call
 
-        monkeypatch.setattr(jitcast.JitRayCaster, "fan_robots", _refused)
         monkeypatch.setattr(Sensors, "geometry", _refused)
         if engine == "kinematic":  # and the motors, the drive and the step in one call
             from coopsim.physics.kinematic.engine import KinematicEngine

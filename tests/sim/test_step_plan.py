@@ -39,11 +39,10 @@ BY_SIZE_CALLS = (("coopsim/swarm/flight.py", "_eight_few"), ("coopsim/swarm/flig
                  ("coopsim/sim/sensing.py", "geometry"), ("coopsim/sim/sensing.py", "__init__"),
                  ("coopsim/sim/sensing.py", "_fan"), ("coopsim/sim/sensing.py", "cast_fan"),
                  ("coopsim/sim/simulation.py", "access"), ("coopsim/sim/sensing.py", "fan_parts"),
-                 ("coopsim/sim/sensing.py", "fan_robots"),
                  # a large world's fans cast outside the sensing call are handed in as given
                  (_COMPOSE, "cast_given"),
-                 # a large world asks for the shapes twice a step (``fan_parts``, which declines
-                 # to cast every pair, then ``fan_robots``), a small one once
+                 # the shapes ``fan_parts`` asks for (a large world's declines to cast every
+                 # pair: the geometry casts)
                  ("coopsim/sim/sensing.py", "_objects_now"),
                  ("coopsim/sim/sensing.py", "_bin_static"),
                  # a small world's health check inside the acting call (``act_step``), a large
