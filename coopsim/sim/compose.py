@@ -565,8 +565,7 @@ class ComposedPass:
             parts = sensors.fan_parts(world, len(state), len(angles))
             if parts is not None:  # the heading and ranges scratch: read inside the call only
                 return (_ONE, fan, reach, parts[1], parts[2], *scratch)
-        pose = state[:, :3]  # read-only, as a frame's pose: one version of the outline kernel
-        pose.flags.writeable = False  # (a view: the engine's state stays writable)
+        pose = state[:, :3]  # read-only (measure's state is), as a frame's pose: one version
         geometry = sensors.geometry(world, pose, robots.radius, robots.group)
         return cast_given(fan, reach, geometry.cast_fan(rows, angles, reach))
 
