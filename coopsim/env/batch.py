@@ -202,6 +202,7 @@ class BatchWorld:
 
         base, self.agents = template(scenario, copies, robots, observe, lean)
         memory.check(copies, memory.world_bytes(base), "world")
+        memory.check_objects(copies, base)
         self.base, self.copies = base, copies
         self.task = task if callable(task) else (python_function(task) if task else
                                                  resolve_task(base, None))

@@ -17,13 +17,15 @@ the marginal cost between 400 and 1,600 copies for ``world``, 8,000 and 32,000 f
   and 43 kB on learn_coverage, estimated 67 kB and 51 kB.
 
 The limit is the memory available now (Linux's ``MemAvailable``; elsewhere the free physical
-pages); where neither can be read nothing is refused.
+pages); where neither can be read nothing is refused. The ``world`` backend is also bound by
+the objects one world holds (:func:`check_objects`).
 """
 
 from __future__ import annotations
 
 import os
 
+from ..model.limits import MAX_OBJECTS
 from .mapping import LearningError
 
 ROBOT_FLOATS = 48  # per robot: pose, headings, commands, state, contacts, wheels, scratch...
@@ -54,11 +56,34 @@ def copies_bytes(robots: int, beams: int, values: int) -> int:
     return 8 * (robots * (ROBOT_FLOATS + 3 * beams) + 3 * values)
 
 
+def world_objects(base) -> int:
+    """Objects a copy of scenario ``base`` adds to the ``world`` backend's one world: the
+    world file's, the scenario's and the copy's edge walls."""
+    return len(base.world.objects) + len(base.objects) + EDGES
+
+
 def world_bytes(base) -> int:
     """Bytes a copy of scenario ``base`` takes on the ``world`` backend."""
-    objects = len(base.world.objects) + len(base.objects) + EDGES
     other = len(base.targets) + (len(base.monitors.metrics) if base.monitors else 0)
-    return WORLD_ROBOT * len(base.robots) + WORLD_OBJECT * objects + WORLD_OTHER * other
+    return (WORLD_ROBOT * len(base.robots) + WORLD_OBJECT * world_objects(base)
+            + WORLD_OTHER * other)
+
+
+def check_objects(copies: int, base) -> None:
+    """Refuse a ``world`` backend batch whose one world would hold more objects than a world
+    holds (:data:`coopsim.model.limits.MAX_OBJECTS`), before building any of it.
+
+    Raises:
+        LearningError: the count, a copy's share and how many copies fit, in the sentence.
+    """
+    each = world_objects(base)
+    if copies * each <= MAX_OBJECTS:
+        return
+    raise LearningError(
+        f"{copies:,} copies on the world backend would hold {copies * each:,} objects "
+        f"({each} a copy: its world's and scenario's objects and {EDGES} edge walls); a world "
+        f"holds at most {MAX_OBJECTS:,}, so at most {MAX_OBJECTS // each:,} copies fit (the "
+        "copies backend has no such bound)")
 
 
 def check(copies: int, per_copy: int, backend: str) -> None:

@@ -104,6 +104,16 @@ def test_a_batch_too_large_for_the_machine_is_refused_before_allocating(backend,
     assert peak < 200e6  # bytes: the one-copy template, nothing for the K copies
 
 
+def test_more_copies_than_one_world_holds_are_refused_on_the_world_backend_alone():
+    # learn_avoid: 6 walls and 4 edge walls a copy; a world holds 25,000 objects
+    with pytest.raises(LearningError) as why:
+        gymnasium.make_vec(ID, num_envs=2501, scenario=_scenario("learn_avoid"), backend="world")
+    assert "2,501 copies on the world backend would hold 25,010 objects (10 a copy" in str(
+        why.value) and "at most 2,500 copies fit" in str(why.value)
+    env = gymnasium.make_vec(ID, num_envs=2501, scenario=_scenario("learn_avoid"))
+    assert env.unwrapped.batch.backend == "copies"
+
+
 def test_the_estimate_is_the_figure_in_the_sentence():
     memory.check(10, 1000, "copies")  # 10 kB: fits anywhere
     have = memory.available()
