@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..model.errors import SimulationError
 from ..model.plugins import engine_with
 from ..model.snapshot import metric_values
 from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec
@@ -93,6 +94,24 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
                   monitors=monitors,
                   settings=replace(scenario.settings, engine=engine_with("batch")))
     return out, offsets, names
+
+
+def batch_simulation(spec: ScenarioSpec, seed: int | None, **kwargs):
+    """A :class:`~coopsim.sim.simulation.Simulation` of ``spec`` on its engine (the batch
+    engine, as :func:`replicate` and the copies backend set it); ``kwargs`` as Simulation's.
+
+    Raises:
+        LearningError: the engine refuses the scenario (a robot that flies, joints): its
+            sentence, and that batched worlds run on that engine alone.
+    """
+    from ..sim.simulation import Simulation
+
+    engine = spec.settings.engine
+    try:
+        return Simulation(spec, seed=seed, engine=engine, **kwargs)
+    except SimulationError as why:
+        raise LearningError(f"batched worlds run on the {engine} engine alone, and it cannot "
+                            f"run scenario {spec.name}: {why}") from None
 
 
 def _caster(base: ScenarioSpec, offsets: np.ndarray, gap: float | None):
@@ -197,7 +216,6 @@ class BatchWorld:
     def __init__(self, scenario, copies: int, robots=None, observe=None, task=None,
                  gap: float | None = None, seed: int | None = None,
                  lean: bool = False) -> None:
-        from ..sim.simulation import Simulation
         from ..sim.stepper import Stepper
 
         base, self.agents = template(scenario, copies, robots, observe, lean)
@@ -209,7 +227,7 @@ class BatchWorld:
         spec, self.offsets, self.names = replicate(base, copies, gap,
                                                    monitors=isinstance(self.task, TaskSpec))
         self.caster = _caster(base, self.offsets, gap)
-        self.sim = Simulation(spec, seed=seed, engine=spec.settings.engine, caster=self.caster)
+        self.sim = batch_simulation(spec, seed, caster=self.caster)
         self.stepper = Stepper(self.sim, mode="lockstep", speed=0)
         world = self.sim.world
         self.n_targets = len(base.targets)  # each copy's own: its agents see only those

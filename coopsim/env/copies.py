@@ -43,7 +43,8 @@ from ..model import threads as policy
 from ..model.kernel import read_only
 from ..model.plugins import MODULES, engine_with
 from . import copysense, memory
-from .batch import BatchWorld, checked_actions, replicate, task_reward, template
+from .batch import (BatchWorld, batch_simulation, checked_actions, replicate, task_reward,
+                    template)
 from .copysense import CopyKinds, Unsupported
 from .episode import resolve_task
 from .mapping import LearningError, agent_map
@@ -84,16 +85,13 @@ def batch_world(scenario, copies: int, robots=None, observe=None, task=None,
 
 
 def _template(base, seed):
-    """The one-copy Simulation on the batch engine (raises Unsupported when it is not the
-    kinematic engine the per-copy step is)."""
-    from ..sim.simulation import Simulation
-
+    """The one-copy Simulation on the engine with the ``copies`` feature (raises Unsupported
+    when no engine has it; LearningError when it cannot run the scenario)."""
     try:
         engine = engine_with("copies")
     except Exception:  # noqa: BLE001 -- no engine offers it (a trimmed install)
         raise Unsupported("no engine has the copies feature") from None
-    spec = replace(base, settings=replace(base.settings, engine=engine))
-    return Simulation(spec, seed=seed, engine=engine)
+    return batch_simulation(replace(base, settings=replace(base.settings, engine=engine)), seed)
 
 
 def _check_scenario(base) -> None:

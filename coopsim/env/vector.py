@@ -62,7 +62,8 @@ class CoopsimVectorEnv(VectorEnv):
 
         batch = engine_with("batch")
         if engine not in (None, batch):
-            raise LearningError(f"batched worlds run on the {batch} engine, not {engine!r}")
+            raise LearningError(f"batched worlds run on the {batch} engine alone, not "
+                                f"{engine!r} (gymnasium.make runs one copy on any engine)")
         if render_mode is not None:
             raise LearningError("batched worlds do not render; render one copy with make()")
         self.batch = batch_world(scenario, num_envs, robot, observe, task, gap, lean=lean,

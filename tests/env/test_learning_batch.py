@@ -154,12 +154,23 @@ def test_the_task_section_and_truncation_per_copy(tmp_path):
 
 
 def test_bad_makes():  # bad actions: tests/env/test_copies.py, on both backends
-    with pytest.raises(LearningError, match="kinematic engine, not 'pymunk'"):
+    with pytest.raises(LearningError, match="kinematic engine alone, not 'pymunk'"):
         _vec(2, engine="pymunk")
     with pytest.raises(LearningError, match="no robot 'zed'"):
         _vec(2, robot="zed")
     with pytest.raises(LearningError, match="has rules"):
         _vec(2, scenario=str(ROOT / "scenarios" / "formation.scenario"))
+
+
+@pytest.mark.parametrize("backend", [None, "world"])
+@pytest.mark.parametrize("scenario, why", [("crazyflie_hover", "this robot flies in 3D"),
+                                           ("two_teams", "has no joints")])
+def test_a_scenario_the_batch_engine_cannot_run_is_refused_as_a_batch(backend, scenario, why):
+    with pytest.raises(LearningError) as refused:
+        _vec(2, scenario=str(ROOT / "scenarios" / f"{scenario}.scenario"), backend=backend)
+    assert str(refused.value).startswith("batched worlds run on the kinematic engine alone, and "
+                                         f"it cannot run scenario {scenario}: ")
+    assert why in str(refused.value)
 
 
 def test_lean_copies_carry_only_what_is_observed_and_see_the_same():
