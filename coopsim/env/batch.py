@@ -182,6 +182,33 @@ def template(scenario, copies: int, robots, observe, lean: bool):
     return base, agents
 
 
+def called_task(task, snap, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rewards (K, A), terminated (K,)) of a vectorized callable ``task(snap, rows)`` (its
+    reward (K, A), (K,) or (K, 1): every agent of a copy the same)."""
+    shape = rows.shape
+    reward, terminated = task(snap, rows)
+    reward = np.asarray(reward, dtype=np.float64)
+    reward = reward.copy() if reward.shape == shape else np.broadcast_to(
+        reward.reshape(shape[0], -1), shape).copy()
+    return reward, np.asarray(terminated, dtype=bool).reshape(shape[0])
+
+
+def truncate_at(task, base: ScenarioSpec) -> float | None:
+    """When a copy's episode is truncated, s since its start: ``[TASK] truncate``, else
+    ``[SETTINGS] duration`` (a callable task: the duration), None for never."""
+    if isinstance(task, TaskSpec) and task.truncate is not None:
+        return task.truncate
+    return base.settings.duration
+
+
+def truncated(batch, terminated: np.ndarray) -> np.ndarray:
+    """(K,) the copies of ``batch`` (either backend) whose episode reached its
+    ``truncate_at`` and did not terminate."""
+    if batch.truncate_at is None:
+        return np.zeros(len(terminated), dtype=bool)
+    return ~terminated & (batch.steps * batch.dt >= batch.truncate_at - 1e-9)
+
+
 def task_reward(task: TaskSpec, agents, per: dict, shape) -> np.ndarray:
     """(K, A) rewards of a ``[TASK]``'s terms from ``per``: metric name -> (K,) values (NaN: not
     yet defined, counted 0); a term naming a robot pays only that agent."""
@@ -245,14 +272,8 @@ class BatchWorld:
                                 "turns them into commands of its own (from_action)")
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
-        self.truncate_at = self._truncate_at()
+        self.truncate_at = truncate_at(self.task, base)
         self._start(self.stepper.snapshot)  # just built: a reset would build it all again
-
-    def _truncate_at(self) -> float | None:
-        if isinstance(self.task, TaskSpec):
-            return self.task.truncate if self.task.truncate is not None \
-                else self.base.settings.duration
-        return self.base.settings.duration
 
     # -- episodes -----------------------------------------------------------------------------
 
@@ -344,18 +365,10 @@ class BatchWorld:
         """(rewards (K, A), terminated (K,), truncated (K,)) after the step of ``snap``."""
         shape = self.rows.shape
         if callable(self.task):
-            reward, terminated = self.task(snap, self.rows)
-            reward = np.asarray(reward, dtype=np.float64)
-            reward = reward.copy() if reward.shape == shape else np.broadcast_to(
-                reward.reshape(shape[0], -1), shape).copy()  # (K,) or (K, 1): every agent
-            terminated = np.asarray(terminated, dtype=bool).reshape(shape[0])
+            reward, terminated = called_task(self.task, snap, self.rows)
         else:
             reward, terminated = self._task_terms(snap, shape)
-        if self.truncate_at is not None:
-            truncated = ~terminated & (self.steps * self.sim.dt >= self.truncate_at - 1e-9)
-        else:
-            truncated = np.zeros(shape[0], dtype=bool)
-        return reward, terminated, truncated
+        return reward, terminated, truncated(self, terminated)
 
     def _task_terms(self, snap, shape) -> tuple[np.ndarray, np.ndarray]:
         values = metric_values(snap.rules) if self._metric_keys else {}

@@ -28,7 +28,8 @@ squads (a scenario's own objects stand, in the template's static shapes: the eng
 object); the scenario's ``[TASK]`` when its metrics are Python
 metrics of :func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
 :func:`~coopsim.env.metrics.target_distance` or :func:`~coopsim.env.metrics.spread`, or of a
-metric kind declaring a ``copy_term`` (or no task); ``terminate ended`` never holds (a batch
+metric kind declaring a ``copy_term``, a callable task (it reads :meth:`CopyBatch.snapshot`)
+or no task; ``terminate ended`` never holds (a batch
 runs no rules, on either backend). Frames and units: each copy's frame, m, rad, s.
 """
 
@@ -40,11 +41,13 @@ from dataclasses import replace
 import numpy as np
 
 from ..model import threads as policy
+from ..model.capabilities import reading_fields
 from ..model.kernel import read_only
 from ..model.plugins import MODULES, engine_with
+from ..model.snapshot import Snapshot
 from . import copysense, memory
-from .batch import (BatchWorld, batch_simulation, checked_actions, replicate, task_reward,
-                    template)
+from .batch import (BatchWorld, batch_simulation, called_task, checked_actions, replicate,
+                    task_reward, template, truncate_at, truncated)
 from .copysense import CopyKinds, Unsupported
 from .episode import resolve_task
 from .mapping import LearningError, agent_map
@@ -162,9 +165,14 @@ class CopyBatch:
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
         self.dt = sim.dt
-        self.truncate_at = (self.task.truncate if self.task.truncate is not None
-                            else base.settings.duration)
+        self.truncate_at = truncate_at(self.task, base)
+        self.offsets = read_only(np.zeros((copies, 2)))  # every copy in its own frame
         self._load(sim)
+        self._still = sim.snapshot  # what never moves: objects, parts, targets
+        self._names = tuple(f"c{c}_{n}" for c in range(copies) for n in sim.robots.names)
+        self._index = {}  # name -> row, made when a task first reads it
+        self._fields = {label: reading_fields(MODULES.get(label), self.n_targets)
+                        for label in self.kinds.labels}
         self.reset()
 
     # -- the template and its copies -----------------------------------------------------------
@@ -237,7 +245,7 @@ class CopyBatch:
             self.seed = int(seed)
         rng = self.kinds.restart(self.seed)
         self.reset_copies(np.ones(self.copies, dtype=bool))
-        self.time = 0.0
+        self.step, self.time = 0, 0.0
         self._run(move=False, rng=rng)
         return self
 
@@ -279,8 +287,26 @@ class CopyBatch:
         :meth:`outcome` read)."""
         self._run(move=True)
         self.steps += 1
-        self.time += self.dt
+        self.step += 1
+        self.time = self.step * self.dt  # as a simulation's clock (not summed)
         return self
+
+    def snapshot(self) -> Snapshot:
+        """The batch after its last step as one :class:`~coopsim.model.snapshot.Snapshot` of
+        every copy's robots (row c A + r, named ``c{c}_{name}``, as the world backend's), what
+        a callable task reads: every copy in its own frame (``offsets`` zero), poses,
+        velocities, the actions as commands of the motion module and the measured kinds'
+        readings (the observed kinds'); ``objects``, ``parts`` and ``targets`` are the
+        template's, once for every copy."""
+        if not self._index:
+            self._index.update((name, k) for k, name in enumerate(self._names))
+        self.kinds.handed = True  # a copy's reset zeroes copies of its readings, not these
+        return replace(self._still, step=self.step, time=self.time, robots=self._names,
+                       poses=read_only(self.state[:, :3].copy()),
+                       velocities=read_only(self.state[:, 3:].copy()),
+                       commands={self.motion: read_only(self.act_rows.copy())},
+                       readings={k: read_only(v) for k, v in self.readings.items()},
+                       fields=self._fields, index=self._index, rules={}, extra={})
 
     @property
     def readings(self) -> dict:
@@ -316,6 +342,9 @@ class CopyBatch:
     def outcome(self, snap=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rewards (K, A), terminated (K,), truncated (K,)) after the last step."""
         shape = self.rows.shape
+        if callable(self.task):
+            reward, terminated = called_task(self.task, self.snapshot(), self.rows)
+            return reward, terminated, truncated(self, terminated)
         per = {name: copysense.metric(self, *term) for name, term in self._metrics.items()}
         reward = task_reward(self.task, self.agents, per, shape)
         terminated = np.zeros(shape[0], dtype=bool)
@@ -326,8 +355,4 @@ class CopyBatch:
             with np.errstate(invalid="ignore"):
                 terminated |= {"<": v < end.value, "<=": v <= end.value,
                                ">": v > end.value, ">=": v >= end.value}[end.op]
-        if self.truncate_at is not None:
-            truncated = ~terminated & (self.steps * self.dt >= self.truncate_at - 1e-9)
-        else:
-            truncated = np.zeros(shape[0], dtype=bool)
-        return reward, terminated, truncated
+        return reward, terminated, truncated(self, terminated)

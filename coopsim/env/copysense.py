@@ -149,6 +149,7 @@ class CopyKinds:
         self.noise = noise_scratch(layout, self.labels)
         self.keys = np.zeros(1, np.uint64)
         self.readings = {}
+        self.handed = False  # a snapshot holds the readings: zero copies of them
         self.rng = np.random.Generator(np.random.PCG64(0))  # restart seeds it
 
     def _kept(self, label: str) -> tuple:
@@ -169,7 +170,11 @@ class CopyKinds:
         return make_rng(seed)
 
     def zero(self, rows: np.ndarray) -> None:
-        """Zero the remembered readings of robots ``rows`` (their copies start over)."""
+        """Zero the remembered readings of robots ``rows`` (their copies start over); copies
+        of them when a snapshot handed them out (it keeps what the step made)."""
+        if self.handed:
+            self.readings = {label: arr.copy() for label, arr in self.readings.items()}
+            self.handed = False
         for arr in self.readings.values():
             arr[rows] = 0.0
 
@@ -251,10 +256,10 @@ def metric_terms(base, task, sim) -> dict:
     """Metric name -> (kind, robot rows (tuple), args) for the task's terms.
 
     Raises:
-        Unsupported: a callable task, or a metric the backend does not compute.
+        Unsupported: a metric the backend does not compute.
     """
-    if callable(task):
-        raise Unsupported("a callable task reads a simulation snapshot")
+    if callable(task):  # it reads the batch's snapshot (CopyBatch.snapshot)
+        return {}
     wanted = {t.metric for t in task.rewards + task.ends if t.metric}
     specs = {m.name: m for m in (base.monitors.metrics if base.monitors else ())}
     out = {}

@@ -135,11 +135,38 @@ def test_what_it_does_not_run_falls_back_saying_why(caplog, tmp_path):
     assert "line" in env.batch.backend_reason and "line" in caplog.text
     with pytest.raises(LearningError, match="copies backend cannot run.*'line'"):
         _vec(2, "copies", scenario=str(swarm), robot="r1", observe=["sonar", "line"])
-    with pytest.raises(LearningError, match="callable task"):
-        _vec(2, "copies", task=lambda snap, rows: (np.zeros(rows.shape), None))
     with pytest.raises(LearningError, match="backend must be"):
         batch_world(AVOID, 2, backend="gpu")
     assert _vec(2, None).batch.backend == "copies"  # supported: the default
+
+
+def test_a_callable_task_reads_the_same_snapshot_on_both_backends():
+    offsets = {}
+
+    def task(snap, rows):  # each copy's own frame: the world backend's offsets taken off
+        xy = snap.poses[rows][..., :2] - offsets["now"][:, None]
+        speed = np.hypot(snap.velocities[rows][..., 0], snap.velocities[rows][..., 1])
+        seen = snap.readings["sonar"][rows].min(axis=(1, 2))
+        assert snap.robots[rows[1, 2]] == "c1_r3" and snap.index["c1_r3"] == rows[1, 2]
+        assert snap.commands["motors"][rows].shape == (3, 4, 2)
+        return -np.hypot(xy[..., 0], xy[..., 1]) + speed, seen < 0.25
+
+    got = {}
+    for backend in ("copies", "world"):
+        env = _vec(3, backend, lean=False, task=task)
+        assert env.batch.backend == backend
+        offsets["now"] = env.batch.offsets
+        env.reset(seed=1)
+        rng, steps = np.random.default_rng(0), []
+        for _ in range(300):
+            _, reward, terminated, truncated, info = env.step(rng.uniform(-0.3, 0.5, (3, 4, 2)))
+            steps.append((reward, terminated, truncated, info["time"][0]))
+        got[backend] = steps
+    ends = sum(int(t.sum()) for _, t, _, _ in got["copies"])
+    assert ends >= 3  # copies met a wall and started over (autoreset) while others went on
+    for (r1, t1, u1, s1), (r2, t2, u2, s2) in zip(got["copies"], got["world"]):
+        assert np.allclose(r1, r2, rtol=0, atol=1e-9)
+        assert t1.tolist() == t2.tolist() and u1.tolist() == u2.tolist() and s1 == s2
 
 
 @pytest.mark.parametrize("backend", ["world", "copies"])
