@@ -18,7 +18,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..model.errors import SimulationError
+from ..model.errors import FileFormatError
+from ..formats.enginecheck import check_engine
 from ..model.plugins import engine_with
 from ..model.snapshot import metric_values
 from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec
@@ -73,6 +74,8 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
     for k, (dx, dy) in enumerate(offsets):
         rename = {n: f"c{k}_{n}" for n in originals}
         names.append(rename)
+        things = {**{o.name: f"c{k}_{o.name}" for o in scenario.world.objects
+                     + scenario.objects}, **rename}  # what a metric names, as copy k has it
         moved = lambda p: (p[0] + dx, p[1] + dy, p[2])  # noqa: E731
         objects += [replace(o, name=f"c{k}_{o.name}", position=moved(o.position))
                     for o in scenario.world.objects + scenario.objects]
@@ -82,7 +85,7 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
         targets += [replace(t, position=moved(t.position)) for t in scenario.targets]
         if scenario.monitors is not None and monitors:
             metrics += [MetricSpec(f"{m.name}__c{k}", m.kind,
-                                   tuple(rename.get(a, a) for a in m.args), m.line)
+                                   tuple(things.get(a, a) for a in m.args), m.line)
                         for m in scenario.monitors.metrics]
     world = replace(scenario.world, floor=replace(floor, length=float(size[0]),
                                                   width=float(size[1])),
@@ -94,24 +97,6 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
                   monitors=monitors,
                   settings=replace(scenario.settings, engine=engine_with("batch")))
     return out, offsets, names
-
-
-def batch_simulation(spec: ScenarioSpec, seed: int | None, **kwargs):
-    """A :class:`~coopsim.sim.simulation.Simulation` of ``spec`` on its engine (the batch
-    engine, as :func:`replicate` and the copies backend set it); ``kwargs`` as Simulation's.
-
-    Raises:
-        LearningError: the engine refuses the scenario (a robot that flies, joints): its
-            sentence, and that batched worlds run on that engine alone.
-    """
-    from ..sim.simulation import Simulation
-
-    engine = spec.settings.engine
-    try:
-        return Simulation(spec, seed=seed, engine=engine, **kwargs)
-    except SimulationError as why:
-        raise LearningError(f"batched worlds run on the {engine} engine alone, and it cannot "
-                            f"run scenario {spec.name}: {why}") from None
 
 
 def _caster(base: ScenarioSpec, offsets: np.ndarray, gap: float | None):
@@ -163,7 +148,9 @@ def template(scenario, copies: int, robots, observe, lean: bool):
     check them: ``lean`` keeps only the observed and motion modules.
 
     Raises:
-        LearningError: fewer than one copy, an unknown agent, lean without ``observe``.
+        LearningError: fewer than one copy, an unknown agent, lean without ``observe``, a
+            scenario the batch engine cannot run (:func:`coopsim.formats.enginecheck.
+            check_engine`'s sentence).
     """
     if copies < 1:
         raise LearningError(f"copies must be at least 1, got {copies}")
@@ -175,6 +162,12 @@ def template(scenario, copies: int, robots, observe, lean: bool):
         if name not in everyone:
             raise LearningError(f"scenario {base.name} has no robot {name!r} "
                                 f"(robots: {', '.join(everyone) or 'none'})")
+    engine = engine_with("batch")
+    try:
+        check_engine(base, engine)
+    except FileFormatError as why:  # a robot that flies, joints: its line and reason
+        raise LearningError(f"batched worlds run on the {engine} engine alone, and it cannot "
+                            f"run this scenario: {why}") from None
     if lean:
         if observe is None:
             raise LearningError("lean batched worlds need observe: the modules to keep")
@@ -243,6 +236,7 @@ class BatchWorld:
     def __init__(self, scenario, copies: int, robots=None, observe=None, task=None,
                  gap: float | None = None, seed: int | None = None,
                  lean: bool = False) -> None:
+        from ..sim.simulation import Simulation
         from ..sim.stepper import Stepper
 
         base, self.agents = template(scenario, copies, robots, observe, lean)
@@ -254,7 +248,7 @@ class BatchWorld:
         spec, self.offsets, self.names = replicate(base, copies, gap,
                                                    monitors=isinstance(self.task, TaskSpec))
         self.caster = _caster(base, self.offsets, gap)
-        self.sim = batch_simulation(spec, seed, caster=self.caster)
+        self.sim = Simulation(spec, seed=seed, engine=spec.settings.engine, caster=self.caster)
         self.stepper = Stepper(self.sim, mode="lockstep", speed=0)
         world = self.sim.world
         self.n_targets = len(base.targets)  # each copy's own: its agents see only those

@@ -25,10 +25,11 @@ every robot a one-body robot whose one acting module drives by a kernel handing 
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
 ``target``), with noise and lost data but no ``rate``; no drivers, rules, events, zones or
 squads (a scenario's own objects stand, in the template's static shapes: the engine pushes no
-object); the scenario's ``[TASK]`` when its metrics are Python
-metrics of :func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
-:func:`~coopsim.env.metrics.target_distance` or :func:`~coopsim.env.metrics.spread`, or of a
-metric kind declaring a ``copy_term``, a callable task (it reads :meth:`CopyBatch.snapshot`)
+object); the scenario's ``[TASK]`` (Python metrics of
+:func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
+:func:`~coopsim.env.metrics.target_distance` or :func:`~coopsim.env.metrics.spread`, and metric
+kinds declaring a ``copy_term``, vectorised; any other metric computed per copy from
+:meth:`CopyBatch.snapshot`), a callable task (it reads that snapshot)
 or no task; ``terminate ended`` never holds (a batch
 runs no rules, on either backend). Frames and units: each copy's frame, m, rad, s.
 """
@@ -46,8 +47,8 @@ from ..model.kernel import read_only
 from ..model.plugins import MODULES, engine_with
 from ..model.snapshot import Snapshot
 from . import copysense, memory
-from .batch import (BatchWorld, batch_simulation, called_task, checked_actions, replicate,
-                    task_reward, template, truncate_at, truncated)
+from .batch import (BatchWorld, called_task, checked_actions, replicate, task_reward, template,
+                    truncate_at, truncated)
 from .copysense import CopyKinds, Unsupported
 from .episode import resolve_task
 from .mapping import LearningError, agent_map
@@ -88,13 +89,16 @@ def batch_world(scenario, copies: int, robots=None, observe=None, task=None,
 
 
 def _template(base, seed):
-    """The one-copy Simulation on the engine with the ``copies`` feature (raises Unsupported
-    when no engine has it; LearningError when it cannot run the scenario)."""
+    """The one-copy Simulation on the batch engine (raises Unsupported when it is not the
+    kinematic engine the per-copy step is)."""
+    from ..sim.simulation import Simulation
+
     try:
         engine = engine_with("copies")
     except Exception:  # noqa: BLE001 -- no engine offers it (a trimmed install)
         raise Unsupported("no engine has the copies feature") from None
-    return batch_simulation(replace(base, settings=replace(base.settings, engine=engine)), seed)
+    spec = replace(base, settings=replace(base.settings, engine=engine))
+    return Simulation(spec, seed=seed, engine=engine)
 
 
 def _check_scenario(base) -> None:
@@ -158,7 +162,7 @@ class CopyBatch:
         self.motion = self.maps[0].motion
         _check_robots(sim, base)
         memory.check(copies, _bytes_a_copy(sim, self.maps[0].observe), "copies")
-        self._metrics = copysense.metric_terms(base, self.task, sim)
+        self._metrics = copysense.metric_terms(base, self.task, sim, copies)
         self.kinds = CopyKinds(sim, copies, self.motion, {*self.maps[0].observe,
                                                           *copysense.measured(self._metrics)})
         self.seed = sim.seed
@@ -296,8 +300,9 @@ class CopyBatch:
         every copy's robots (row c A + r, named ``c{c}_{name}``, as the world backend's), what
         a callable task reads: every copy in its own frame (``offsets`` zero), poses,
         velocities, the actions as commands of the motion module and the measured kinds'
-        readings (the observed kinds'); ``objects``, ``parts`` and ``targets`` are the
-        template's, once for every copy."""
+        readings (the observed kinds', and every kind with a reading when a ``[TASK]``
+        metric reads the snapshot); ``objects``, ``parts`` and ``targets`` are the
+        template's, once for every copy; no ``rules``."""
         if not self._index:
             self._index.update((name, k) for k, name in enumerate(self._names))
         self.kinds.handed = True  # a copy's reset zeroes copies of its readings, not these
@@ -345,7 +350,9 @@ class CopyBatch:
         if callable(self.task):
             reward, terminated = called_task(self.task, self.snapshot(), self.rows)
             return reward, terminated, truncated(self, terminated)
-        per = {name: copysense.metric(self, *term) for name, term in self._metrics.items()}
+        snap = self.snapshot() if any(t[0] == "snapshot" for t in self._metrics.values()) \
+            else None
+        per = {name: copysense.metric(self, *term, snap) for name, term in self._metrics.items()}
         reward = task_reward(self.task, self.agents, per, shape)
         terminated = np.zeros(shape[0], dtype=bool)
         for end in self.task.ends:

@@ -17,7 +17,8 @@ kind's block at its place in the world backend's layout over the copies' rows
 
 Task terms: the ``[MONITORS]`` Python metrics of :data:`TERMS` and the metric kinds declaring a
 ``copy_term`` (:class:`~coopsim.model.metric_kind.MetricKind`), vectorised over the copies with
-the metric functions' own operations.
+the metric functions' own operations; any other metric is its kind's own function of the
+batch's snapshot, called once per copy (as the world backend's monitors call it).
 
 Frames and units: each copy's own frame (the template scenario's world frame), m, rad, s.
 """
@@ -28,7 +29,7 @@ import math
 
 import numpy as np
 
-from ..model.capabilities import Learnable, capability, kernel_of
+from ..model.capabilities import Learnable, capability, kernel_of, reading_fields
 from ..model.kernel import UNREAD, KindState, param_matrix
 from ..model.plugins import METRICS, MODULES
 from ..model.validate import python_function
@@ -245,18 +246,19 @@ def _noise_layout(sim, copies: int) -> tuple:
 
 def module_width(label: str, n_targets: int) -> int:
     """How many values module ``label`` reads with ``n_targets`` targets."""
-    from ..model.capabilities import reading_fields
-
     return len(reading_fields(MODULES.get(label), n_targets))
 
 
 # -- task terms -----------------------------------------------------------------------------------
 
-def metric_terms(base, task, sim) -> dict:
-    """Metric name -> (kind, robot rows (tuple), args) for the task's terms.
+def metric_terms(base, task, sim, copies: int) -> dict:
+    """Metric name -> (kind, robot rows (tuple), args) for the task's terms; a metric it does
+    not vectorise is ``("snapshot", (), (its function in each copy, the labels it may
+    read))``: the metric kind's own function of the batch's snapshot, its robots named as in
+    copy k (``c{k}_NAME``), as the world backend computes it.
 
     Raises:
-        Unsupported: a metric the backend does not compute.
+        Unsupported: a term naming no ``[MONITORS]`` metric.
     """
     if callable(task):  # it reads the batch's snapshot (CopyBatch.snapshot)
         return {}
@@ -264,11 +266,13 @@ def metric_terms(base, task, sim) -> dict:
     specs = {m.name: m for m in (base.monitors.metrics if base.monitors else ())}
     out = {}
     for name in sorted(wanted):
-        kind, robots, args = _term(specs.get(name))
+        spec = specs.get(name)
+        if spec is None:
+            raise Unsupported(f"metric {name} is no [MONITORS] metric")
+        kind, robots, args = _term(spec)
         if kind is None:
-            raise Unsupported(f"metric {name} (the copies backend computes the Python metrics "
-                              f"{', '.join(f.__name__ for f in TERMS)} and the metric kinds "
-                              "declaring a copy_term)")
+            out[name] = ("snapshot", (), (_per_copy(spec, sim, copies), _readable(sim)))
+            continue
         rows = tuple(sim.robots.index.get(r, -1) for r in robots)
         if kind == "collisions" and rows[0] >= 0:  # the robot's contact kinds' readings
             robot = sim.world.robots[rows[0]]
@@ -280,9 +284,27 @@ def metric_terms(base, task, sim) -> dict:
 
 
 def measured(terms: dict) -> set:
-    """The contact kinds the ``collisions`` terms of :func:`metric_terms` read."""
-    return {label for kind, _, args in terms.values() if kind == "collisions"
-            for label in args}
+    """The kinds the terms of :func:`metric_terms` read: the contact kinds of ``collisions``
+    terms, every kind with a reading for a ``snapshot`` term."""
+    return {label for kind, _, args in terms.values() if kind in ("collisions", "snapshot")
+            for label in (args[1] if kind == "snapshot" else args)}
+
+
+def _per_copy(spec, sim, copies: int) -> tuple:
+    """Metric ``spec``'s function of a snapshot in each copy: its robot arguments renamed
+    ``c{k}_NAME``, as the world backend's copies name them."""
+    robots = set(sim.robots.names)
+    kind = METRICS.get(spec.kind)
+    return tuple(kind.build(*(f"c{k}_{a}" if a in robots else a for a in spec.args))
+                 for k in range(copies))
+
+
+def _readable(sim) -> tuple:
+    """The labels of the kinds the template's robots carry that have a reading (what a
+    metric of the snapshot may read, as a world's snapshot holds them)."""
+    n = len(sim.world.targets)
+    return tuple(label for label, module in sim.params.modules
+                 if len(sim.params.rows[label]) and reading_fields(module, n))
 
 
 def _term(spec) -> tuple:
@@ -307,9 +329,12 @@ def _term(spec) -> tuple:
     return kind, spec.args[1:2], spec.args[2:]
 
 
-def metric(batch, kind: str, rows: tuple, args: tuple) -> np.ndarray:
-    """(K,) the metric in every copy (NaN where its metric function gives NaN)."""
+def metric(batch, kind: str, rows: tuple, args: tuple, snap=None) -> np.ndarray:
+    """(K,) the metric in every copy (NaN where its metric function gives NaN); ``snap``:
+    the batch's snapshot, what a ``snapshot`` term reads."""
     k, width = batch.copies, batch.width
+    if kind == "snapshot":
+        return np.array([value(snap) for value in args[0]], dtype=float)
     if kind == "spread":
         present = [r for r in rows if r >= 0]
         if len(present) < 2:

@@ -169,6 +169,32 @@ def test_a_callable_task_reads_the_same_snapshot_on_both_backends():
         assert t1.tolist() == t2.tolist() and u1.tolist() == u2.tolist() and s1 == s2
 
 
+def test_a_task_on_any_metric_kind_gives_the_world_backends_rewards(tmp_path):
+    # distance, speed and min_sonar have no vectorised term: each copy's own function of the
+    # batch's snapshot, as the world backend's monitors compute them
+    text = open(AVOID).read().replace("../worlds/", f"{ROOT}/worlds/").split("[MONITORS]")[0]
+    scenario = tmp_path / "metrics.scenario"
+    scenario.write_text(text + "[MONITORS]\nmetric d12 distance r1 r2\nmetric v1 speed r1\n"
+                        "metric wall distance r3 WALL_2\n"
+                        "metric near2 min_sonar r2\nmetric fwd1 python "
+                        "coopsim.env.metrics:forward_speed r1\n\n[TASK]\nreward 1 v1 r1\n"
+                        "reward -0.1 d12\nreward 0.5 near2 r2\nreward 2 fwd1 r1\nreward 1 wall r3\n"
+                        "terminate near2 < 0.6\ntruncate 20\n\n[SETTINGS]\ndt 0.05\n"
+                        "engine kinematic\nseed 1\n")
+    got = {}
+    for backend in ("copies", "world"):
+        env = _vec(3, backend, scenario=str(scenario))
+        assert env.batch.backend == backend
+        env.reset(seed=1)
+        rng = np.random.default_rng(0)
+        got[backend] = [env.step(rng.uniform(-0.3, 0.5, (3, 4, 2)))[1:3] for _ in range(300)]
+    assert sum(int(t.sum()) for _, t in got["copies"]) >= 3  # near2 ended some episodes
+    for (r1, t1), (r2, t2) in zip(got["copies"], got["world"]):
+        assert np.allclose(r1, r2, rtol=0, atol=TOL) and t1.tolist() == t2.tolist()
+    assert all(r[:, 2:].any() for r, _ in got["copies"])  # d12 pays every agent, not only r1
+    assert not any(np.isnan(r).any() for r, _ in got["world"])  # WALL_2 is found in each copy
+
+
 @pytest.mark.parametrize("backend", ["world", "copies"])
 def test_bad_actions_raise_alike_on_both_backends(backend):
     env = _vec(2, backend)
