@@ -55,7 +55,8 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
         (scenario, offsets (K, 2) m, names: per copy, original robot name -> its name there).
 
     Raises:
-        LearningError: the scenario has rules, events, zones or squads (they are not copied).
+        LearningError: the scenario has rules, events or zones (they are not copied; its
+            squads, which only network clients order, are dropped).
     """
     for what in ("rules", "events", "zones"):
         if getattr(scenario, what):

@@ -23,9 +23,9 @@ every robot a one-body robot whose one acting module drives by a kernel handing 
 ``drive`` (``kernel_drive`` ``("drive", 2)``: ``motors``); observed modules whose
 ``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
-``target``), with noise and lost data but no ``rate``; no drivers, rules, events, zones or
-squads (a scenario's own objects stand, in the template's static shapes: the engine pushes no
-object); the scenario's ``[TASK]`` (Python metrics of
+``target``), with noise and lost data but no ``rate``; no drivers, rules, events or zones
+(squads are dropped, as the world backend drops them; a scenario's own objects stand, in the
+template's static shapes: the engine pushes no object); the scenario's ``[TASK]`` (Python metrics of
 :func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
 :func:`~coopsim.env.metrics.target_distance` or :func:`~coopsim.env.metrics.spread`, and metric
 kinds declaring a ``copy_term``, vectorised; any other metric computed per copy from
@@ -55,7 +55,6 @@ from .mapping import LearningError, agent_map
 
 log = logging.getLogger(__name__)
 
-SCENE = ("rules", "events", "zones", "squads")  # ScenarioSpec fields it lacks
 CHUNK = 1  # blocks of copies (copykernels.BLOCK) a thread takes at a time
 PARALLEL_MIN = 64  # robots from which the copies are shared among threads
 
@@ -99,13 +98,6 @@ def _template(base, seed):
         raise Unsupported("no engine has the copies feature") from None
     spec = replace(base, settings=replace(base.settings, engine=engine))
     return Simulation(spec, seed=seed, engine=engine)
-
-
-def _check_scenario(base) -> None:
-    """Raise Unsupported for what the per-copy step does not model (see the module)."""
-    for what in SCENE:
-        if getattr(base, what):
-            raise Unsupported(f"scenario {base.name} has {what}")
 
 
 def _check_robots(sim, base) -> None:
@@ -152,7 +144,6 @@ class CopyBatch:
                  threads: int | None = None) -> None:
         base, self.agents = template(scenario, copies, robots, observe, lean)
         replicate(base, 1)  # the world backend's refusals (rules, events, zones), its words
-        _check_scenario(base)
         self.base, self.copies, self.threads = base, copies, threads
         self.task = task if callable(task) else resolve_task(base, task)
         sim = _template(base, seed)

@@ -72,8 +72,6 @@ ALLOWED = {
     ("viewer/scene.py", "leds"): "the `leds` drawing-hint kind and its layer",
     ("model/validate.py", "line"): "a parameter setting's file line",
     ("env/batch.py", "events"): "the scenario attribute [EVENT_n] fills (batched worlds refuse it)",
-    ("env/copies.py", "events"): "the scenario attribute [EVENT_n] fills (the copies backend "
-                                 "refuses it)",
     ("crtp/server.py", "crazyflie"): "the robot type CRTP serves (the Crazyflie's own wire)",
     ("crtp/server.py", "rotors"): "a Crazyflie's motors: the slot its propeller speeds go to",
     ("crtp/server.py", "altimeter"): "the flow deck's ranger: range.zrange where it is carried",

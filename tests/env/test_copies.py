@@ -169,6 +169,13 @@ def test_a_callable_task_reads_the_same_snapshot_on_both_backends():
         assert t1.tolist() == t2.tolist() and u1.tolist() == u2.tolist() and s1 == s2
 
 
+def test_a_scenario_with_squads_gets_the_copies_backend(tmp_path):
+    scenario = tmp_path / "squads.scenario"  # only network clients order squads
+    scenario.write_text(open(AVOID).read().replace("../worlds/", f"{ROOT}/worlds/")
+                        + "\n[SQUAD_1]\nname A\nteam A\nrobots r1 r2\nformation line\n")
+    assert _vec(2, None, scenario=str(scenario)).batch.backend == "copies"
+
+
 def test_a_task_on_any_metric_kind_gives_the_world_backends_rewards(tmp_path):
     # distance, speed and min_sonar have no vectorised term: each copy's own function of the
     # batch's snapshot, as the world backend's monitors compute them
