@@ -18,8 +18,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..model.errors import FileFormatError
 from ..formats.enginecheck import check_engine
+from ..model.errors import FileFormatError
 from ..model.plugins import engine_with
 from ..model.snapshot import metric_values
 from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec

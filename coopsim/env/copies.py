@@ -25,13 +25,13 @@ every robot a one-body robot whose one acting module drives by a kernel handing 
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
 ``target``), with noise and lost data but no ``rate``; no drivers, rules, events or zones
 (squads are dropped, as the world backend drops them; a scenario's own objects stand, in the
-template's static shapes: the engine pushes no object); the scenario's ``[TASK]`` (Python metrics of
-:func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
+template's static shapes: the engine pushes no object); the scenario's ``[TASK]`` (Python
+metrics of :func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
 :func:`~coopsim.env.metrics.target_distance` or :func:`~coopsim.env.metrics.spread`, and metric
 kinds declaring a ``copy_term``, vectorised; any other metric computed per copy from
-:meth:`CopyBatch.snapshot`), a callable task (it reads that snapshot)
-or no task; ``terminate ended`` never holds (a batch
-runs no rules, on either backend). Frames and units: each copy's frame, m, rad, s.
+:meth:`CopyBatch.snapshot`), a callable task (it reads that snapshot) or no task; ``terminate
+ended`` never holds (a batch runs no rules, on either backend). Frames and units: each copy's
+frame, m, rad, s.
 """
 
 from __future__ import annotations
