@@ -199,7 +199,8 @@ def test_a_task_on_any_metric_kind_gives_the_world_backends_rewards(tmp_path):
     for (r1, t1), (r2, t2) in zip(got["copies"], got["world"]):
         assert np.allclose(r1, r2, rtol=0, atol=TOL) and t1.tolist() == t2.tolist()
     assert all(r[:, 2:].any() for r, _ in got["copies"])  # d12 pays every agent, not only r1
-    assert not any(np.isnan(r).any() for r, _ in got["world"])  # WALL_2 is found in each copy
+    for r, _ in got["world"]:  # WALL_2 found in each copy: r3's wall term, m, beside r4's
+        assert ((r[:, 2] > r[:, 3]) | (r == 0).all(axis=1)).all()  # (all 0: a copy restarting)
 
 
 @pytest.mark.parametrize("backend", ["world", "copies"])
