@@ -430,9 +430,7 @@ class ComposedPass:
                 contact = engine.contacts(state[:, :3])
         else:
             state = _NO_STATE
-        if state.flags.writeable:  # read-only, as a frame's views (one version of each kernel)
-            state = state[:]
-            state.flags.writeable = False
+        state = read_only(state)  # as a frame's views (one compiled version of each kernel)
         acts = self._acts
         if acts[0] != (id(sim.states), sim.world.layout_version):
             acts = self._acting_statics(sim)
@@ -501,9 +499,7 @@ class ComposedPass:
         """Every sensing kind's reading of this step from the planar ``state`` (N, 6) after
         it, with its noise: label -> its readings, as the plain sensing phase makes them.
         ``dry``: only compile what the step calls (:meth:`prepare`: no draw taken)."""
-        if state.flags.writeable:  # read-only, as a frame's views (one version of each kernel)
-            state = state[:]
-            state.flags.writeable = False
+        state = read_only(state)  # as a frame's views (one compiled version of each kernel)
         world, sensors = sim.world, sim.sensors
         if dry:
             key, layout = None, sensors.layout(sim.params, world)
