@@ -176,6 +176,18 @@ def template(scenario, copies: int, robots, observe, lean: bool):
     return base, agents
 
 
+def undriven(agents, robot) -> None:
+    """Refuse an agent (``robot(name)``: its robot in the batch's world) with a driver.
+
+    Raises:
+        LearningError: names the agent.
+    """
+    for a in agents:
+        if robot(a).driver:
+            raise LearningError(f"robot {a} has a driver in the scenario; an agent is "
+                                "driven by actions only")
+
+
 def called_task(task, snap, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(rewards (K, A), terminated (K,)) of a vectorized callable ``task(snap, rows)`` (its
     reward (K, A), (K,) or (K, 1): every agent of a copy the same)."""
@@ -255,10 +267,7 @@ class BatchWorld:
         self.n_targets = len(base.targets)  # each copy's own: its agents see only those
         self.maps = [agent_map(world, self.names[0][a], observe, self.n_targets)
                      for a in self.agents]
-        for a in self.agents:
-            if world.robot(self.names[0][a]).driver:
-                raise LearningError(f"robot {a} has a driver in the scenario; an agent is "
-                                    "driven by actions only")
+        undriven(self.agents, lambda a: world.robot(self.names[0][a]))
         self.motion = self.maps[0].motion
         if any(m.motion != self.motion for m in self.maps):
             raise LearningError("batched agents must share one motion module")

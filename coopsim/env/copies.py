@@ -23,9 +23,11 @@ every robot a one-body robot whose one acting module drives by a kernel handing 
 ``drive`` (``kernel_drive`` ``("drive", 2)``: ``motors``); observed modules whose
 ``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
-``target``), with noise and lost data but no ``rate``; no drivers, rules, events or zones
-(squads are dropped, as the world backend drops them; a scenario's own objects stand, in the
-template's static shapes: the engine pushes no object); the scenario's ``[TASK]`` (Python
+``target``), with noise and lost data but no ``rate``; drivers on robots that are not agents
+(:mod:`coopsim.env.copydrivers`: each copy's, hosted as a world hosts them; every kind such a
+robot carries measured); no rules, events or zones (squads are dropped, as the world backend
+drops them; a scenario's own objects stand, in the template's static shapes: the engine pushes
+no object); the scenario's ``[TASK]`` (Python
 metrics of :func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
 :func:`~coopsim.env.metrics.target_distance` or :func:`~coopsim.env.metrics.spread`, and metric
 kinds declaring a ``copy_term``, vectorised; any other metric computed per copy from
@@ -48,7 +50,8 @@ from ..model.plugins import MODULES, engine_with
 from ..model.snapshot import Snapshot
 from . import copysense, memory
 from .batch import (BatchWorld, called_task, checked_actions, replicate, task_reward, template,
-                    truncate_at, truncated)
+                    truncate_at, truncated, undriven)
+from .copydrivers import CopyDrivers, driven_kinds
 from .copysense import CopyKinds, Unsupported
 from .episode import resolve_task
 from .mapping import LearningError, agent_map
@@ -106,8 +109,6 @@ def _check_robots(sim, base) -> None:
     if len(sim.robots.names) != len(base.robots):
         raise Unsupported("a robot has several bodies")
     for robot in sim.world.robots:
-        if robot.driver:
-            raise Unsupported(f"robot {robot.name} has a driver")
         acting = [m for m in robot.modules if MODULES.get(m).command_fields]
         if len(acting) != 1 or not copysense.drives(acting[0]):
             raise Unsupported(f"robot {robot.name} acts with {acting or 'nothing'}; the "
@@ -151,11 +152,13 @@ class CopyBatch:
         self.n_targets = len(base.targets)
         self.maps = [agent_map(world, a, observe, self.n_targets) for a in self.agents]
         self.motion = self.maps[0].motion
+        undriven(self.agents, sim.world.robot)
         _check_robots(sim, base)
         memory.check(copies, _bytes_a_copy(sim, self.maps[0].observe), "copies")
         self._metrics = copysense.metric_terms(base, self.task, sim, copies)
         self.kinds = CopyKinds(sim, copies, self.motion, {*self.maps[0].observe,
-                                                          *copysense.measured(self._metrics)})
+                                                          *copysense.measured(self._metrics),
+                                                          *driven_kinds(sim)})
         self.seed = sim.seed
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
@@ -163,6 +166,9 @@ class CopyBatch:
         self.truncate_at = truncate_at(self.task, base)
         self.offsets = read_only(np.zeros((copies, 2)))  # every copy in its own frame
         self._load(sim)
+        self._snap = None  # the snapshot of the last step, made when first read
+        self.drivers = CopyDrivers(self, sim) if any(
+            r.driver for r in sim.world.robots) else None
         self._still = sim.snapshot  # what never moves: objects, parts, targets
         self._names = tuple(f"c{c}_{n}" for c in range(copies) for n in sim.robots.names)
         self._index = {}  # name -> row, made when a task first reads it
@@ -241,6 +247,8 @@ class CopyBatch:
         rng = self.kinds.restart(self.seed)
         self.reset_copies(np.ones(self.copies, dtype=bool))
         self.step, self.time = 0, 0.0
+        if self.drivers is not None:
+            self.drivers.restart()
         self._run(move=False, rng=rng)
         return self
 
@@ -262,6 +270,7 @@ class CopyBatch:
         self.contact[rows] = 0.0  # a reset's observation touches nothing (a step recomputes)
         self.kinds.zero(rows)
         self.steps[which] = 0
+        self._snap = None
 
     # -- stepping ------------------------------------------------------------------------------
 
@@ -280,6 +289,8 @@ class CopyBatch:
     def tick(self):
         """One step of every copy; returns self (what :meth:`observation` and
         :meth:`outcome` read)."""
+        if self.drivers is not None:  # the commands phase: the drivers' robots' commands
+            self.drivers.run()
         self._run(move=True)
         self.steps += 1
         self.step += 1
@@ -290,19 +301,24 @@ class CopyBatch:
         """The batch after its last step as one :class:`~coopsim.model.snapshot.Snapshot` of
         every copy's robots (row c A + r, named ``c{c}_{name}``, as the world backend's), what
         a callable task reads: every copy in its own frame (``offsets`` zero), poses,
-        velocities, the actions as commands of the motion module and the measured kinds'
-        readings (the observed kinds', and every kind with a reading when a ``[TASK]``
-        metric reads the snapshot); ``objects``, ``parts`` and ``targets`` are the
-        template's, once for every copy; no ``rules``."""
+        velocities, the actions and the drivers' commands as commands of the motion module
+        and the measured kinds' readings (the observed kinds', the kinds of the drivers'
+        robots, and every kind with a reading when a ``[TASK]`` metric reads the snapshot);
+        ``objects``, ``parts`` and ``targets`` are the template's, once for every copy; no
+        ``rules``. Made once a step (a copy's reset makes it again)."""
+        if self._snap is not None:
+            return self._snap
         if not self._index:
             self._index.update((name, k) for k, name in enumerate(self._names))
         self.kinds.handed = True  # a copy's reset zeroes copies of its readings, not these
-        return replace(self._still, step=self.step, time=self.time, robots=self._names,
-                       poses=read_only(self.state[:, :3].copy()),
-                       velocities=read_only(self.state[:, 3:].copy()),
-                       commands={self.motion: read_only(self.act_rows.copy())},
-                       readings={k: read_only(v) for k, v in self.readings.items()},
-                       fields=self._fields, index=self._index, rules={}, extra={})
+        self._snap = replace(
+            self._still, step=self.step, time=self.time, robots=self._names,
+            poses=read_only(self.state[:, :3].copy()),
+            velocities=read_only(self.state[:, 3:].copy()),
+            commands={self.motion: read_only(self.act_rows.copy())},
+            readings={k: read_only(v) for k, v in self.readings.items()},
+            fields=self._fields, index=self._index, rules={}, extra={})
+        return self._snap
 
     @property
     def readings(self) -> dict:
@@ -313,6 +329,7 @@ class CopyBatch:
         """The acting kind and the engine's drive (``move`` False: none, nothing moves), the
         per-copy step, then the measured kinds' readings (drawn from ``rng``, else the run's
         generator)."""
+        self._snap = None
         if move:
             self.kinds.act(self)
         with policy.kernel_threads(len(self.pos), PARALLEL_MIN, CHUNK, self.threads):
@@ -325,6 +342,8 @@ class CopyBatch:
                          self._shared["group"], self._grids, sc["sight"], sc["cdata"],
                          sc["dirs"], self.ranges, self.forward)
         self.kinds.measure(self, self.kinds.rng if rng is None else rng)
+        if self.drivers is not None:  # what they read next step, as a world's snapshot
+            self.drivers.snapshot = self.snapshot()
 
     def observation(self, snap=None) -> dict:
         """Module label -> (K, A, width) readings of every copy's agents."""

@@ -314,3 +314,60 @@ def test_a_plugin_kind_with_a_kernel_runs_on_the_copies_backend_as_in_a_world(ec
         last = oc["echo"]
     assert held > 0  # lost data kept the last speed
     assert (oc["echo"][..., 1] >= oc["echo"][..., 0] - 0.1).all()  # its state: the fastest
+
+
+def _walkers(tmp_path, extra: str = "") -> str:
+    """An agent r1 among two robots driven by ``wander`` that back off on a coin toss of
+    their own generator after 5 blocked steps, in a 3 m square."""
+    (tmp_path / "small.world").write_text("[FLOOR]\nsize 3 3 0.1\n")
+    scenario = tmp_path / "walkers.scenario"
+    robot = "[ROBOT_{}]\ntype single\nname {}\nposition {} {} {}\n{}\n"
+    scenario.write_text(
+        "[WORLD]\nfile small.world\n\n"
+        + robot.format(1, "r1", 0, 0, 0, extra)
+        + robot.format(2, "w1", -0.8, 0.6, 90, "driver wander cruise 0.5 unstick 5")
+        + robot.format(3, "w2", 0.9, -0.5, 200, "driver wander cruise 0.5 unstick 5")
+        + "\n[SETTINGS]\nengine kinematic\ndt 0.05\nseed 4\n")
+    return str(scenario)
+
+
+def test_drivers_on_other_robots_run_on_the_copies_backend_as_in_a_world(tmp_path):
+    """The drivers' robots move as the world backend moves them, copy by copy, through one
+    copy's reset and a whole batch's; their generators are seeded by each copy's robot name
+    (the copies, given the same actions, part ways)."""
+    scenario = _walkers(tmp_path)
+    batches = {b: batch_world(scenario, 3, robots="r1", observe=["sonar", "gps"], backend=b)
+               for b in ("copies", "world")}
+    assert batches["copies"].backend == "copies"
+    walkers = [f"c{k}_w{w}" for k in range(3) for w in (1, 2)]
+    paths = {}
+    for backend, batch in batches.items():
+        path = []
+        for run in range(2):
+            batch.reset(seed=9)
+            rng = np.random.default_rng(3)
+            for step in range(160):
+                batch.act(np.broadcast_to(rng.uniform(-0.3, 0.3, 2), (3, 2)))
+                if step == 90:
+                    batch.reset_copies(np.array([False, True, False]))
+                snap = batch.tick()
+                snap = snap if backend == "world" else batch.snapshot()
+                xy = snap.poses[[snap.index[n] for n in walkers], :2]
+                path.append(xy - np.repeat(batch.offsets, 2, axis=0))
+        paths[backend] = np.array(path)
+    assert np.allclose(paths["copies"], paths["world"], rtol=0, atol=TOL)
+    last = paths["copies"][159].reshape(3, 2, 2)
+    assert not np.allclose(last[0], last[2], atol=1e-3)  # each copy's own coin tosses
+    assert np.array_equal(paths["copies"][:160], paths["copies"][160:])  # reset: all again
+
+
+def test_what_a_batch_cannot_drive_is_refused_saying_what(tmp_path):
+    with pytest.raises(LearningError, match="robot w1 has a driver.*an agent is driven by"):
+        batch_world(_walkers(tmp_path), 2, robots=["r1", "w1"], backend="copies")
+    swarm = tmp_path / "swarm.scenario"  # the driven robot's line (floor) sensors: no kernel
+    swarm.write_text("[WORLD]\nfile small.world\n\n[ROBOT_1]\ntype single\nname r1\n"
+                     "position 0 0 0\n\n[ROBOT_2]\ntype swarmbot\nname s1\nposition 1 0 0\n"
+                     "driver wander\n\n[SETTINGS]\nengine kinematic\n")
+    batch = batch_world(str(swarm), 2, robots="r1", observe=["sonar"])
+    assert batch.backend == "world" and "s1 has a driver and carries radio" in \
+        batch.backend_reason
