@@ -26,7 +26,7 @@ from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec
 from ..model.task import TaskSpec
 from ..model.validate import members, python_function
 from . import memory
-from .episode import load, resolve_task
+from .episode import load, resolve_task, undriven
 from .lean import lean as lean_scenario
 from .mapping import ActionError, LearningError, agent_map, plain_actions
 
@@ -174,18 +174,6 @@ def template(scenario, copies: int, robots, observe, lean: bool):
             raise LearningError("lean batched worlds need observe: the modules to keep")
         base = lean_scenario(base, observe)
     return base, agents
-
-
-def undriven(agents, robot) -> None:
-    """Refuse an agent (``robot(name)``: its robot in the batch's world) with a driver.
-
-    Raises:
-        LearningError: names the agent.
-    """
-    for a in agents:
-        if robot(a).driver:
-            raise LearningError(f"robot {a} has a driver in the scenario; an agent is "
-                                "driven by actions only")
 
 
 def called_task(task, snap, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -50,10 +50,10 @@ from ..model.plugins import MODULES, engine_with
 from ..model.snapshot import Snapshot
 from . import copysense, memory
 from .batch import (BatchWorld, called_task, checked_actions, replicate, task_reward, template,
-                    truncate_at, truncated, undriven)
+                    truncate_at, truncated)
 from .copydrivers import CopyDrivers, driven_kinds
 from .copysense import CopyKinds, Unsupported
-from .episode import resolve_task
+from .episode import resolve_task, undriven
 from .mapping import LearningError, agent_map
 
 log = logging.getLogger(__name__)

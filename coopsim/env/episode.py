@@ -61,6 +61,19 @@ def select_agents(scenario: ScenarioSpec, robot=None, team=None) -> tuple[str, .
     return everyone
 
 
+def undriven(agents, robot) -> None:
+    """Refuse an agent (``robot(name)``: its robot in the environment's world) with a
+    driver (every environment, one copy or a batch).
+
+    Raises:
+        LearningError: names the agent.
+    """
+    for a in agents:
+        if robot(a).driver:
+            raise LearningError(f"robot {a} has a driver in the scenario; an agent is driven "
+                                "by actions only (remove its 'driver' line)")
+
+
 def resolve_task(scenario: ScenarioSpec, task) -> TaskSpec | TaskFn:
     """The episode's task: ``task`` (a callable, or ``"module:function"``), else the
     scenario's ``[TASK]``, else an empty task (reward 0; ends with the run or its duration)."""
@@ -106,10 +119,7 @@ class Episode:
         self.agents = tuple(agents)
         self.maps: dict[str, AgentMap] = {a: agent_map(self.sim.world, a, observe)
                                           for a in self.agents}
-        driven = [a for a in self.agents if self.sim.world.robot(a).driver]
-        if driven:
-            raise LearningError(f"robot {driven[0]} has a driver in the scenario; an agent is "
-                                "driven by actions only (remove its 'driver' line)")
+        undriven(self.agents, self.sim.world.robot)
         if isinstance(self.task, TaskSpec):
             self._metrics = {t.metric for t in self.task.rewards + self.task.ends if t.metric}
         self.truncate_at = self._truncate_at()
