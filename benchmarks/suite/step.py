@@ -54,3 +54,31 @@ class Threads(Case):
     @unit("ms")
     def track_ms(self, count):
         return tick_ms(self.stepper, 10)
+
+
+class Drivers(Case):
+    """N robots of the reference type on the kinematic engine, each under its own in-process
+    ``wander`` driver (Python called every step through the robot API, as a scenario's
+    walkers), one thread: us per robot-step of the whole tick."""
+
+    params = (sizes(10, 400, smoke=2),)
+    param_names = ("robots",)
+
+    def setup(self, robots):
+        from dataclasses import replace
+
+        from coopsim.app.bench import swarm_scenario
+        from coopsim.model.specs import DriverSetting
+
+        from .common import build
+
+        threads(1)
+        spec = swarm_scenario(robots)
+        spec = replace(spec, robots=tuple(replace(r, drivers=(DriverSetting("wander"),))
+                                          for r in spec.robots),
+                       settings=replace(spec.settings, engine="kinematic"))
+        self.ms = tick_ms(build(spec), max(2, 4000 // robots))
+
+    @unit("us")
+    def track_us_per_robot_step(self, robots):
+        return self.ms * 1e3 / robots

@@ -153,16 +153,17 @@ class Command:
         Args:
             msg: Anything with ``params``, ``data`` and ``text`` (a protocol Message).
         """
-        for what, got, (lo, hi) in (("params", msg.params, self.params),
-                                    ("data", msg.data, self.data)):
+        data = msg.data
+        for what, got, (lo, hi) in (("params", msg.params, self.params), ("data", data, self.data)):
             if not lo <= len(got) <= hi:
                 want = str(lo) if lo == hi else f"{lo} to {hi}"
                 raise ProtocolError(WRONG_ARITY, f"{self.name} takes {want} {what}, "
                                                  f"got {len(got)}")
         if self.text == "req" and not msg.text:
             raise ProtocolError(WRONG_ARITY, f"{self.name} needs the text field")
-        if not all(math.isfinite(d) for d in msg.data):
-            raise ProtocolError(OUT_OF_RANGE, f"{self.name}: data must be finite numbers")
+        for d in data:
+            if not math.isfinite(d):
+                raise ProtocolError(OUT_OF_RANGE, f"{self.name}: data must be finite numbers")
 
     def validate(self) -> None:
         """Check the declaration itself (used when a plugin registers).

@@ -39,10 +39,15 @@ class LocalModule:
         command = self.__dict__.get("_commands", {}).get(name)
         if command is None:
             raise AttributeError(f"module {self._module.label} has no command {name!r}")
+        bot, module = self._bot, self._module
+
         def call(*args, text=""):
-            words = [a for a in args if isinstance(a, str)]
-            data = tuple(a for a in args if not isinstance(a, str))
-            return self._bot.call(self._module, command, data, words[0] if words else text)
+            for a in args:
+                if isinstance(a, str):  # a word among the numbers: the text field
+                    data = tuple(a for a in args if not isinstance(a, str))
+                    return bot.call(module, command, data, a)
+            return bot.call(module, command, args, text)
+        setattr(self, name, call)  # made once: a driver calls it every step
         return call
 
     def __dir__(self):

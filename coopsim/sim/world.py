@@ -130,6 +130,7 @@ class World:
         self.floor = scenario.world.floor
         self.objects: dict[str, tuple[ObjectSpec, object]] = {}
         self.robots: list[Robot] = []
+        self._named: tuple = (None, 0, {})  # (the robots' list, its length, name -> robot)
         self.parts: list[Part] = []
         self.sections: dict[str, Section] = {}
         self.targets: list[TargetSpec] = list(scenario.targets)
@@ -328,11 +329,16 @@ class World:
         return section.spec
 
     def robot(self, name: str) -> Robot:
-        """The robot with network name ``name``."""
-        for robot in self.robots:
-            if robot.name == name:
-                return robot
-        raise UnknownNameError(f"no robot named {name!r}")
+        """The robot with network name ``name`` (a lookup by name, made again when the
+        robots' list is replaced or grows: a driver's command asks it every step)."""
+        robots, named = self.robots, self._named
+        if named[0] is not robots or named[1] != len(robots):
+            named = self._named = (robots, len(robots),
+                                   {r.name: r for r in reversed(robots)})
+        found = named[2].get(name)
+        if found is None:
+            raise UnknownNameError(f"no robot named {name!r}")
+        return found
 
     def set_param(self, robot: str, module: str, name: str, value: object):
         """Validate and set a module (or ``driver``) parameter of one robot; return the value.
