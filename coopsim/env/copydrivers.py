@@ -102,8 +102,8 @@ class CopyDrivers:
         if name.startswith("_"):
             raise AttributeError(name)
         raise SimulationError(f"a driver on the copies backend reads modules and commands "
-                              f"{self._batch.motion}; the simulation's {name} is the world "
-                              "backend's (backend='world')")
+                              f"{self._batch.motion}; a command that acts on the simulation "
+                              f"(here: its {name}) needs the world backend (backend='world')")
 
     @property
     def seed(self) -> int:

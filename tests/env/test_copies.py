@@ -23,11 +23,13 @@ from coopsim.env.mapping import ActionError, LearningError  # noqa: E402
 from coopsim.model.commands import Command  # noqa: E402
 from coopsim.model.kernel import StateField  # noqa: E402
 from coopsim.model.params import ParamSpec  # noqa: E402
-from coopsim.model.plugins import MODULES, ROBOT_TYPES  # noqa: E402
+from coopsim.model.driver import Driver  # noqa: E402
+from coopsim.model.plugins import DRIVERS, MODULES, ROBOT_TYPES  # noqa: E402
 from coopsim.model.robot_type import Assembly  # noqa: E402
 from coopsim.model.specs import (FloorSpec, ObjectSpec, ParamSetting, RobotSpec,  # noqa: E402
                                  ScenarioSpec, Settings, WorldSpec)
 from coopsim.plugins.robots.single import Single, chassis  # noqa: E402
+from coopsim.sim.drivers import DriverError  # noqa: E402
 from learnhelpers import ROOT  # noqa: E402
 from kernelkinds import Ping  # noqa: E402 -- the composed step tests' kind, on another view
 
@@ -371,3 +373,55 @@ def test_what_a_batch_cannot_drive_is_refused_saying_what(tmp_path):
     batch = batch_world(str(swarm), 2, robots="r1", observe=["sonar"])
     assert batch.backend == "world" and "s1 has a driver and carries radio" in \
         batch.backend_reason
+
+
+class Swerve(Driver):
+    """A batch driver (arrays of every robot hosting it): turn from the nearer side's sonar,
+    a coin toss of its generator deciding the cruise; odometry reset asked of one robot."""
+
+    label, batch = "swerve_test", True
+    params = (ParamSpec("reset", "int", "reset r's odometry (1) or not", 0, 0, 1),)
+
+    def step_batch(self, bots) -> None:
+        d = bots.read("sonar")
+        turn = np.clip(d[:, :5].min(axis=1) - d[:, 6:].min(axis=1), -0.3, 0.3)
+        cruise = 0.2 + 0.2 * self.rng.random(len(bots.names))
+        bots.set("motors", np.column_stack((cruise - turn, cruise + turn)))
+        if self.p["reset"]:
+            bots.robot(bots.names[0]).odometry.reset()
+
+
+@pytest.fixture
+def swerve():
+    DRIVERS.register(Swerve.label)(Swerve)
+    yield
+    with DRIVERS._lock:
+        del DRIVERS._items[Swerve.label], DRIVERS._origins[Swerve.label]
+
+
+def test_a_batch_driver_runs_on_the_copies_backend_as_in_a_world(tmp_path, swerve):
+    """One call for every copy's robots hosting it (Batch over the batch's rows), the same
+    generator as the world backend's; what a batch cannot do is the driver's error."""
+    text = open(_walkers(tmp_path)).read().replace("driver wander cruise 0.5 unstick 5",
+                                                   "driver swerve_test")
+    scenario = tmp_path / "swerve.scenario"
+    scenario.write_text(text)
+    got = {}
+    for backend in ("copies", "world"):
+        batch = batch_world(str(scenario), 4, robots="r1", observe=["gps"], backend=backend)
+        assert batch.backend == backend
+        batch.reset(seed=2)
+        path = []
+        for _ in range(120):
+            batch.act(np.full((4, 2), 0.1))
+            snap = batch.tick()
+            snap = snap if backend == "world" else batch.snapshot()
+            rows = [snap.index[f"c{k}_w{w}"] for k in range(4) for w in (1, 2)]
+            path.append(snap.poses[rows, :2] - np.repeat(batch.offsets, 2, axis=0))
+        got[backend] = np.array(path)
+    assert np.allclose(got["copies"], got["world"], rtol=0, atol=TOL)
+    assert np.ptp(got["copies"][-1], axis=0).min() > 0.01  # the walkers went their own ways
+    scenario.write_text(text.replace("driver swerve_test", "driver swerve_test reset 1"))
+    batch = batch_world(str(scenario), 2, robots="r1", observe=["gps"], backend="copies")
+    with pytest.raises(DriverError, match="swerve_test on c0_w1,.*acts on the simulation"):
+        batch.tick()
