@@ -291,10 +291,10 @@ class CopyBatch:
         :meth:`outcome` read)."""
         if self.drivers is not None:  # the commands phase: the drivers' robots' commands
             self.drivers.run()
-        self._run(move=True)
         self.steps += 1
-        self.step += 1
+        self.step += 1  # the step measured (and the drivers' next snapshot's)
         self.time = self.step * self.dt  # as a simulation's clock (not summed)
+        self._run(move=True)
         return self
 
     def snapshot(self) -> Snapshot:

@@ -342,9 +342,9 @@ def test_drivers_on_other_robots_run_on_the_copies_backend_as_in_a_world(tmp_pat
                for b in ("copies", "world")}
     assert batches["copies"].backend == "copies"
     walkers = [f"c{k}_w{w}" for k in range(3) for w in (1, 2)]
-    paths = {}
+    paths, clocks = {}, {}
     for backend, batch in batches.items():
-        path = []
+        path, clocks[backend] = [], []
         for run in range(2):
             batch.reset(seed=9)
             rng = np.random.default_rng(3)
@@ -354,10 +354,12 @@ def test_drivers_on_other_robots_run_on_the_copies_backend_as_in_a_world(tmp_pat
                     batch.reset_copies(np.array([False, True, False]))
                 snap = batch.tick()
                 snap = snap if backend == "world" else batch.snapshot()
+                clocks[backend].append((snap.step, snap.time))
                 xy = snap.poses[[snap.index[n] for n in walkers], :2]
                 path.append(xy - np.repeat(batch.offsets, 2, axis=0))
         paths[backend] = np.array(path)
     assert np.allclose(paths["copies"], paths["world"], rtol=0, atol=TOL)
+    assert clocks["copies"] == clocks["world"]  # the snapshot of the step just taken
     last = paths["copies"][159].reshape(3, 2, 2)
     assert not np.allclose(last[0], last[2], atol=1e-3)  # each copy's own coin tosses
     assert np.array_equal(paths["copies"][:160], paths["copies"][160:])  # reset: all again
