@@ -23,7 +23,7 @@ every robot a one-body robot whose one acting module drives by a kernel handing 
 ``drive`` (``kernel_drive`` ``("drive", 2)``: ``motors``); observed modules whose
 ``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
-``target``), with noise and lost data but no ``rate``; drivers on robots that are not agents
+``target``), with noise, lost data and a ``rate``; drivers on robots that are not agents
 (:mod:`coopsim.env.copydrivers`: each copy's, hosted as a world hosts them; every kind such a
 robot carries measured); no rules, events or zones (squads are dropped, as the world backend
 drops them; a scenario's own objects stand, in the template's static shapes: the engine pushes

@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from ..model.capabilities import Learnable, capability, kernel_of, reading_fields
-from ..model.kernel import UNREAD, KindState, param_matrix
+from ..model.kernel import UNREAD, KindState, param_matrix, read_only
 from ..model.plugins import METRICS, MODULES
 from ..model.validate import python_function
 from . import metrics
@@ -78,36 +78,43 @@ class CopyKinds:
         measured: The labels whose readings the batch reads (observed, and the contact kinds
             of its ``collisions`` terms).
 
+    A kind with a ``rate`` measures the robots due this step alone (:class:`coopsim.sim.
+    rates.Rates`, staggered over the copies' rows as over the world backend's robots), each
+    step's noise laid out for them as the world backend's (:func:`_noise_layout`).
+
     Raises:
         Unsupported: a measured kind with no kernel, or one reading a view a composed call
-            does not make, two fans, a ``rate``.
+            does not make, two fans.
     """
 
     def __init__(self, sim, copies: int, motion: str, measured) -> None:
         from ..sim.compose import ComposedPass, noise_scratch  # sim/: when a batch is made
+        from ..sim.sensing import idle
         from ..sim.tables import ParamArrays
 
         width = len(sim.robots.names)
         self.n = n = copies * width
         params = sim.params
-        acting, sensing, fans = [], [], []
+        acting, sensing, fans, timing = [], [], [], []
         self.states = {}
         for label, module in params.modules:
             rows, values = params.rows[label], params.values[label]
-            if not len(rows) or (label != motion and label not in measured):
+            if not len(rows):
+                continue
+            every = (np.arange(copies)[:, None] * width + rows).ravel()
+            tiled = ParamArrays({k: np.tile(v, (copies,) + (1,) * (np.ndim(v) - 1))
+                                 for k, v in values.items()})
+            if "rate" in values and "rate" not in values.zero and not idle(module, values):
+                timing.append((label, every, tiled))  # due by its rate, measured or not
+            if label != motion and label not in measured:
                 continue
             if label in measured:
                 sense, _, _, views, _ = _kernels(label)
                 if sense is None:  # its views: the composed call's (else build says which)
                     raise Unsupported(f"observed module {label!r} has no compiled "
                                       "kernel_sense (ModuleKernel)")
-                if "rate" in values and "rate" not in values.zero:
-                    raise Unsupported(f"{label} has a rate (held readings are not modelled)")
                 if "ranges" in views:
                     fans.append(label)
-            every = (np.arange(copies)[:, None] * width + rows).ravel()
-            tiled = ParamArrays({k: np.tile(v, (copies,) + (1,) * (np.ndim(v) - 1))
-                                 for k, v in values.items()})
             if module.state_fields:
                 self.states[label] = KindState(module.state_fields, n)
             if label == motion:
@@ -145,9 +152,11 @@ class CopyKinds:
                                 dtype=float).reshape(-1, 2)
         self.colors = tuple(t.color for t in sim.world.targets)
         self.dt = np.full(1, float(sim.dt))
-        layout = _noise_layout(sim, copies)
+        self.drawing = _drawing(sim, copies)
+        layout = _noise_layout(self.drawing, {})
         self.draws = bool(layout[2])
         self.noise = noise_scratch(layout, self.labels)
+        self.timing, self.rates = tuple(timing), None
         self.keys = np.zeros(1, np.uint64)
         self.readings = {}
         self.handed = False  # a snapshot holds the readings: zero copies of them
@@ -164,9 +173,14 @@ class CopyKinds:
         draw from (its own)."""
         from ..sim.simulation import make_rng
 
+        from ..sim.rates import Rates
+
         self.readings = {label: np.zeros((self.n, w)) for label, w in self.widths.items()}
         for table in self.states.values():
             table.reset_rows(slice(None))
+        if self.timing:  # nobody has measured yet: every robot is due at once
+            self.rates = Rates()
+            self.rates.remap(tuple(range(self.n)))
         self.rng = make_rng(seed)
         return make_rng(seed)
 
@@ -194,26 +208,38 @@ class CopyKinds:
             self.drive((batch.cmd, batch.mode, batch._shared["driven"], ()), rows, drive)
 
     def measure(self, batch, rng) -> dict:
-        """Every measured kind's reading (N, width) this step, its noise drawn from ``rng``
-        (one key, as the composed step takes it); remembered for the next."""
-        from ..sim.compose import NO_SCENE, cast_given
+        """Every measured kind's reading (N, width) at step ``batch.step`` for the robots
+        due (every robot but where a ``rate`` holds the last reading), its noise drawn from
+        ``rng`` (one key, as the composed step takes it); remembered for the next."""
+        from ..sim.compose import NO_SCENE, cast_given, noise_scratch
         from ..sim.noiseplan import noise_key
 
-        if self.draws:
+        draws, noise, sensing = self.draws, self.noise, self.sensing
+        rows_now, every_now = self.rows, self.every
+        if self.timing:  # who is due changes step by step, and the draw's layout with it
+            due, counts = self._due(batch.step, batch.time)
+            layout = _noise_layout(self.drawing, counts)
+            draws, noise = bool(layout[2]), noise_scratch(layout, self.labels)
+            picks = tuple(due.get(label) for label in self.labels)
+            rows_now = tuple(r if p is None else _picked(r, p) for r, p in zip(self.rows, picks))
+            every_now = tuple(e and p is None for e, p in zip(self.every, picks))
+            sensing = tuple(s if p is None else (_picked(s[0], p), _picked(s[1], p), s[2])
+                            for s, p in zip(sensing, picks))
+        if draws:
             self.keys[0] = noise_key(rng)
         prev = self.readings
         prevs = tuple(prev[label] if every else prev[label][rows]
-                      for label, rows, every in zip(self.labels, self.rows, self.every))
+                      for label, rows, every in zip(self.labels, rows_now, every_now))
         outs = tuple(np.empty(p.shape) for p in prevs)
         casts = ()
         if self.fan:
             k = self.labels.index(self.fan)
-            ranges = batch.ranges if self.every[k] else batch.ranges[self.rows[k]]
+            ranges = batch.ranges if every_now[k] else batch.ranges[rows_now[k]]
             casts = (cast_given(self.beams[1], batch._shared["reach"], ranges),)
-        self.module.sense(*self.base(batch), self.keys, self.noise, self.sensing, prevs, outs,
+        self.module.sense(*self.base(batch), self.keys, noise, sensing, prevs, outs,
                           casts, (), NO_SCENE)
         out = {}
-        for label, rows, every, made in zip(self.labels, self.rows, self.every, outs):
+        for label, rows, every, made in zip(self.labels, rows_now, every_now, outs):
             if not every:
                 full = prev[label].copy()
                 full[rows] = made
@@ -222,21 +248,51 @@ class CopyKinds:
         self.readings = out
         return out
 
+    def _due(self, step: int, time: float) -> tuple[dict, dict]:
+        """(label -> which of its carriers measure at ``step`` (a mask or a slice of its
+        rows; None: all), label -> how many), for every kind with a ``rate``, marked as
+        measured then (the world backend's :meth:`coopsim.sim.rates.Rates.due` over the same
+        rows)."""
+        due, counts = {}, {}
+        for label, rows, values in self.timing:
+            pick = self.rates.due(label, values, rows, step, float(self.dt[0]))
+            now = rows if pick is None else rows[pick]
+            self.rates.mark(label, now, step, time)
+            due[label], counts[label] = pick, len(now)
+        return due, counts
 
-def _noise_layout(sim, copies: int) -> tuple:
-    """coopsim.sim.sensing.noise_layout of the world backend's plan for ``copies`` copies of
-    ``sim``'s robots (every drawing kind in the simulation's module order, copy-major rows),
-    whether this backend measures the kind or not: each kind's block sits where the world
-    backend's does."""
+
+def _picked(a: np.ndarray, pick) -> np.ndarray:
+    """``a[pick]`` (a mask or a slice of its rows) as the composed call took ``a``: contiguous,
+    read-only where ``a`` is (one compiled version of the call)."""
+    out = np.ascontiguousarray(a[pick])
+    return out if a.flags.writeable else read_only(out)
+
+
+def _drawing(sim, copies: int) -> tuple:
+    """(label, carriers, normals a robot, lost data) of every kind of the world backend's
+    plan for ``copies`` copies of ``sim``'s robots that draws noise, in the simulation's
+    module order (copy-major rows), whether this backend measures the kind or not."""
     from ..sim.sensing import idle, noise_plan
 
-    parts, i, j = [], 0, 0
+    out = []
     for label, module in sim.params.modules:
         rows, values = sim.params.rows[label], sim.params.values[label]
         if not len(rows) or idle(module, values):
             continue
         k, lossy = noise_plan(module, values, len(sim.world.targets))
-        n = copies * len(rows)
+        if k or lossy:
+            out.append((label, copies * len(rows), k, lossy))
+    return tuple(out)
+
+
+def _noise_layout(drawing: tuple, due: dict) -> tuple:
+    """coopsim.sim.noiseplan.noise_layout of the world backend's step: the ``drawing`` kinds
+    (:func:`_drawing`), each with its carriers or, for a kind with a ``rate``, ``due[label]``
+    of them, so each kind's block sits where the world backend's does."""
+    parts, i, j = [], 0, 0
+    for label, n, k, lossy in drawing:
+        n = due.get(label, n)
         a, b = n * k, n if lossy else 0
         if a or b:
             parts.append((label, n, k, i, a, j, b))

@@ -427,3 +427,36 @@ def test_a_batch_driver_runs_on_the_copies_backend_as_in_a_world(tmp_path, swerv
     batch = batch_world(str(scenario), 2, robots="r1", observe=["gps"], backend="copies")
     with pytest.raises(DriverError, match="swerve_test on c0_w1,.*acts on the simulation"):
         batch.tick()
+
+
+def test_readings_at_a_rate_are_held_as_the_world_backend_holds_them(tmp_path):
+    """Sonar at 5 Hz with noise and lost data, compass at 7 Hz, gps (not observed) at 4 Hz
+    with noise, odometry slipping every step, a driven robot measuring every step: the robots
+    due each step and every kind's noise are the world backend's, through a copy's reset."""
+    timed = ("param sonar.rate 5\nparam sonar.noise 0.01\nparam sonar.lost 10\n"
+             "param compass.rate 7\nparam compass.noise 0.05\nparam gps.rate 4\n"
+             "param gps.noise 0.02\nparam odometry.slip 1\n")
+    text = open(_walkers(tmp_path)).read()
+    text = text.replace("position 0 0 0\n", "position 0 0 0\n" + timed)
+    text = text.replace("driver wander cruise 0.5 unstick 5\n", timed, 1)  # w1: an agent
+    scenario = tmp_path / "rates.scenario"
+    scenario.write_text(text)
+    observe = ["sonar", "compass", "odometry"]
+    got = {}
+    for backend in ("copies", "world"):
+        batch = batch_world(str(scenario), 3, robots=["r1", "w1"], observe=observe,
+                            backend=backend)
+        assert batch.backend == backend
+        batch.reset(seed=3)
+        rng, got[backend] = np.random.default_rng(0), []
+        for step in range(100):
+            batch.act(rng.uniform(-0.3, 0.3, (3, 2, 2)))
+            if step == 40:
+                batch.reset_copies(np.array([False, True, False]))
+            got[backend].append(batch.observation(batch.tick()))
+    for label in observe:
+        for step, (mine, theirs) in enumerate(zip(got["copies"], got["world"])):
+            assert np.allclose(mine[label], theirs[label], rtol=0, atol=TOL), (label, step)
+    held = sum(int((a["sonar"] == b["sonar"]).all(axis=-1).sum())
+               for a, b in zip(got["copies"][1:], got["copies"][:-1]))
+    assert held > 300  # 3 steps in 4 held (dt 0.05 s at 5 Hz), the others' readings not
