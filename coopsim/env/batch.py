@@ -146,7 +146,8 @@ def checked_actions(batch, actions) -> np.ndarray:
 
 def template(scenario, copies: int, robots, observe, lean: bool):
     """(the scenario to copy, the agents' names) for a batch of ``copies``, as both backends
-    check them: ``lean`` keeps only the observed and motion modules.
+    check them: ``lean`` keeps only the observed and motion modules on the robots with no
+    driver.
 
     Raises:
         LearningError: fewer than one copy, an unknown agent, lean without ``observe``, a
@@ -172,7 +173,8 @@ def template(scenario, copies: int, robots, observe, lean: bool):
     if lean:
         if observe is None:
             raise LearningError("lean batched worlds need observe: the modules to keep")
-        base = lean_scenario(base, observe)
+        # a robot with a driver keeps its modules (its driver reads them), as in one env
+        base = lean_scenario(base, observe, {r.name for r in base.robots if not r.drivers})
     return base, agents
 
 
@@ -228,8 +230,9 @@ class BatchWorld:
             ``[TASK]`` (its metrics computed per copy).
         gap: Distance between copies, m (default 2 x the farthest sensor reach + 1).
         seed: Default seed (None: the scenario's).
-        lean: Robots carry only the observed modules and their motion module (nothing else
-            is sensed: faster); needs ``observe``, and a task that reads nothing else.
+        lean: Robots without a driver carry only the observed modules and their motion
+            module (nothing else is sensed: faster); needs ``observe``, and a task that reads
+            nothing else.
     """
 
     backend, backend_reason = "world", ""

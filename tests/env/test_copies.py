@@ -363,6 +363,13 @@ def test_drivers_on_other_robots_run_on_the_copies_backend_as_in_a_world(tmp_pat
     last = paths["copies"][159].reshape(3, 2, 2)
     assert not np.allclose(last[0], last[2], atol=1e-3)  # each copy's own coin tosses
     assert np.array_equal(paths["copies"][:160], paths["copies"][160:])  # reset: all again
+    lean = batch_world(scenario, 3, robots="r1", observe=["gps"], lean=True, backend="copies")
+    lean.reset(seed=9)  # the walkers keep the sonar their driver reads: the same walk
+    rng = np.random.default_rng(3)
+    for step in range(90):
+        lean.act(np.broadcast_to(rng.uniform(-0.3, 0.3, 2), (3, 2)))
+        snap = lean.tick().snapshot()
+    assert np.array_equal(snap.poses[[snap.index[n] for n in walkers], :2], paths["copies"][89])
 
 
 def test_what_a_batch_cannot_drive_is_refused_saying_what(tmp_path):
