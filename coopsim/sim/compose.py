@@ -271,7 +271,6 @@ class ComposedPass:
                                 for entry in acting for name in _kernels(entry[1])[3])
         self.rows = max((len(e[2]) for e in (*acting, *sensing)), default=0)
         self.labels = tuple(e[0] for e in sensing)
-        self.every = all(e[6] for e in sensing)
         self._keys = np.zeros(1, np.uint64)
         self._dt = read_only(np.zeros(1))  # the step, s, as the ``dt`` view
         self._acts: tuple = (None, ())  # (what they were made for, acting statics)
@@ -501,14 +500,18 @@ class ComposedPass:
         ``dry``: only compile what the step calls (:meth:`prepare`: no draw taken)."""
         state = read_only(state)  # as a frame's views (one compiled version of each kernel)
         world, sensors = sim.world, sim.sensors
+        due = None
         if dry:
             key, layout = None, sensors.layout(sim.params, world)
         else:
-            key, layout = sensors.key(sim.params, world, sim.rng)
+            key, layout, due = sensors.key(sim.params, world, sim.rng,
+                                           (sim.step, sim.dt, sim.time))
         carried = sensors.carried(world)
         kept = self._kept
-        if kept[0] is not layout or kept[1] != (world.layout_version, len(state),
-                                                id(sim.states)):
+        if due is not None:  # a rate: this step's robots due, laid out for this step alone
+            kept = self._keep(sim, layout, len(state), due)
+        elif kept[0] is not layout or kept[1] != (world.layout_version, len(state),
+                                                  id(sim.states)):
             kept = self._keep(sim, layout, len(state))
         keys = self._keys
         keys[0] = 0 if key is None else key
@@ -517,12 +520,12 @@ class ComposedPass:
             side = world.engine.fused()
             contact = side.contacts() if side is not None else \
                 world.engine.contacts(state[:, :3])
-        labels = self.labels
-        if self.every:
+        labels, now = self.labels, kept[7]
+        if now is None:  # every kind's every carrier
             prevs = tuple(map(carried.__getitem__, labels))
         else:
-            prevs = tuple([carried[e[0]] if e[6] else _sealed(carried[e[0]][e[2]])
-                           for e in self.sensing])
+            prevs = tuple([carried[label] if every else _sealed(carried[label][rows])
+                           for label, (rows, every) in zip(labels, now)])
         outs = tuple(map(np.empty, kept[6]))  # fresh: the snapshot keeps them
         casts = tuple([self._cast(sim, state, entry) for entry in kept[3]]) if kept[3] else ()
         base = self._base(sim, state, contact, self.needs, clock=True)
@@ -539,15 +542,15 @@ class ComposedPass:
             return {}
         self.module.sense(*args)
         self._state = ((sim.step, world.layout_version, id(world.engine), sim._moves), state)
-        if self.every:
+        if now is None:
             return dict(zip(labels, outs))
         readings = {}
-        for entry, out in zip(self.sensing, outs):
-            if not entry[6]:  # a kind on some robots: the others keep their last reading
-                full = carried[entry[0]].copy()
-                full[entry[2]] = out
+        for label, (rows, every), out in zip(labels, now, outs):
+            if not every:  # a kind on some robots (or due): the others keep their last reading
+                full = carried[label].copy()
+                full[rows] = out
                 out = full
-            readings[entry[0]] = out
+            readings[label] = out
         return readings
 
     def _cast(self, sim, state: np.ndarray, entry: tuple) -> tuple:
@@ -565,18 +568,26 @@ class ComposedPass:
         geometry = sensors.geometry(world, pose, robots.radius, robots.group)
         return cast_given(fan, reach, geometry.cast_fan(rows, angles, reach))
 
-    def _keep(self, sim, layout: tuple, n: int) -> tuple:
+    def _keep(self, sim, layout: tuple, n: int, due: dict | None = None) -> tuple:
         """What :meth:`measure` takes from the layout: per sensing kind (rows, parameter
         matrix, state table); per kind reading ``ranges`` what its cast takes (with its
         heading and ranges scratch); the noise
         scratch (:func:`noise_scratch`); per kind reading ``below`` what its view takes
         (:attr:`below`: "call": (reach, offsets, ray and distance scratch, the view);
         "before": (rows, reach), the view cast at each step; "": the empty view); the
-        shapes of the readings a step makes."""
-        per, casts, belows = [], [], []
+        shapes of the readings a step makes; None when every kind is measured on every robot
+        carrying it, else per kind (rows, every). ``due``: label -> (rows, values, every)
+        of the robots due this step (:meth:`~coopsim.sim.sensing.Sensors.key`, a plan with
+        rates: made for this step, not kept), None: every carrier."""
+        per, casts, belows, now = [], [], [], []
         for entry in self.sensing:
-            label, module, rows, values, every = entry[0], entry[1], entry[2], entry[3], \
-                entry[6]
+            label, module = entry[0], entry[1]
+            rows, values, every = (entry[2], entry[3], entry[6]) if due is None else \
+                due[label]
+            if rows is not entry[2]:  # the due robots' rows typed as the plan's (one version)
+                rows = np.ascontiguousarray(rows)
+                rows = rows if entry[2].flags.writeable else read_only(rows)
+            now.append((rows, every))
             per.append((rows, kernel_views.param_matrix(module, values),
                         _kept(sim.states, module)))
             if "below" in _kernels(module)[3]:
@@ -596,11 +607,14 @@ class ComposedPass:
                               fan, angles, every, (np.empty((n, 2)), np.empty((n, len(angles))))))
         noise = noise_scratch(layout, tuple(e[0] for e in self.sensing))
         carried = sim.sensors.carried(sim.world)
-        shapes = tuple([carried[e[0]].shape if e[6] else (len(e[2]), carried[e[0]].shape[1])
-                        for e in self.sensing])
-        self._kept = (layout, (sim.world.layout_version, n, id(sim.states)), tuple(per),
-                      tuple(casts), noise, tuple(belows), shapes)
-        return self._kept
+        shapes = tuple([carried[e[0]].shape if every else (len(rows), carried[e[0]].shape[1])
+                        for e, (rows, every) in zip(self.sensing, now)])
+        kept = (layout, (sim.world.layout_version, n, id(sim.states)), tuple(per),
+                tuple(casts), noise, tuple(belows), shapes,
+                None if all(every for _, every in now) else tuple(now))
+        if due is None:
+            self._kept = kept
+        return kept
 
 
 def noise_scratch(layout: tuple, labels: tuple) -> tuple:

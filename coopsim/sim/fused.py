@@ -6,9 +6,10 @@ side of the physics, the engine's step inside where it is compiled, around pymun
 MuJoCo's own step elsewhere); Python stays at the edges (the commands and drivers before it,
 the snapshot, rules and publishing after it). A kind with Python code only runs as a stage
 before (acting: the arm's ``joints`` plans) or after (sensing) the calls, the other kinds
-staying compiled (:func:`choose`). The plan (:class:`~coopsim.sim.plan.StepPlan`) says which
-path the world took and why (``StepPlan.path``: ``composed (motors, sonar, ...) + stages
-(joints)`` or ``plain (module 'x' has a rate)``); ``coopsim run`` prints it once.
+staying compiled (:func:`choose`); a kind with a ``rate`` measures the robots due each step
+on either path. The plan (:class:`~coopsim.sim.plan.StepPlan`) says which path the world took
+and why (``StepPlan.path``: ``composed (motors, sonar, ...) + stages (joints)`` or ``plain
+(no module has a kernel)``); ``coopsim run`` prints it once.
 
 Same results: the calls run the kernels the plain path runs, in its order, and draw their
 noise inside the call from the step's key that the plain path's draw takes
@@ -42,8 +43,9 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
     (:class:`~coopsim.sim.compose.ComposedPass`); a kind with Python code only is a *stage*:
     an acting one runs before the call, a sensing one after it (its ``measure``, on the
     step's draw), and the other kinds stay compiled. The plain path when no kind has a
-    kernel, when a sensing kind has a ``rate`` (the calls draw on the plan's fixed layout) or
-    when the kernels do not compose (the reason, one sentence)."""
+    kernel or when the kernels do not compose (the reason, one sentence); a kind with a
+    ``rate`` is composed too, its robots due each step taken
+    (:meth:`~coopsim.sim.sensing.Sensors.key`)."""
     if not ENABLED:
         return None, f"{PLAIN} (composing off)", (), ()
     mine_a = tuple(e for e in acting if kernels_of(e[1])[1] is not None)
@@ -51,9 +53,6 @@ def choose(acting: tuple, sensing: tuple, world) -> tuple:
     if not mine_a and not mine_s:
         why = "no module has a kernel" if acting or sensing else "no module acts or senses"
         return None, f"{PLAIN} ({why})", (), ()
-    timed = next((e[0] for e in sensing if e[4]), None)
-    if timed is not None:  # who is due changes step by step: the call draws on a fixed layout
-        return None, f"{PLAIN} (module '{timed}' has a rate)", (), ()
     found, why = ComposedPass.build(mine_a, mine_s, world.engine, _casts3d(world.engine))
     if found is None:
         return None, f"{PLAIN} ({why})", (), ()

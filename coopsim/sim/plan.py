@@ -45,7 +45,7 @@ class StepPlan:
             path, one call per kind per phase.
         path: Which path and why, one line: ``composed (gps, compass, ...)``, with ``+
             stages (x, ...)`` when kinds of Python code run around it, or ``plain (module 'x'
-            has a rate)`` (``coopsim run`` prints it once).
+            casts in 3D)`` (``coopsim run`` prints it once).
         before: The acting entries of the kinds the call leaves out (run before it).
         after: The sensing entries of the kinds the call leaves out (measured after it).
         phases: :data:`PHASES`.

@@ -142,6 +142,8 @@ class Sensors:
         self._planned: list[tuple] = []
         self._fixed: tuple | None = None  # (due, noise layout) of a plan without rates
         self._key: int | None = None  # the noise key the composed call took this step (key)
+        # with rates: (label -> (rows, values, every) due this step, the step's draw layout)
+        self._now: tuple | None = None
         self._objects_kept: tuple = (None, None)  # (moving_geometry's, contiguous): fan_parts
         # (layout key, readings) of the first layout laid out from nothing: a reset to the same
         # robots takes those blank readings again (read-only, so shared) instead of making them
@@ -191,7 +193,8 @@ class Sensors:
         readings = self.prev.copy() if self.prev is self._sealed else self._seal(self.prev)
         plan = self.plan(params, world)
         if self._fixed is None:  # some kind has a rate: who is due changes step by step
-            due = [self._due(entry, frame, readings[entry[0]]) for entry in plan]
+            due = [self._due(entry, frame.step, frame.dt, frame.time,
+                             len(readings[entry[0]])) for entry in plan]
             frame.noise = draw_noise(plan, due, rng)
         else:  # every carrier measures every step: the rows and the draw's split are kept
             due, layout = self._fixed
@@ -211,29 +214,43 @@ class Sensors:
         (the key the call took: :meth:`key`), as :meth:`sense` measures them."""
         carried = self.carried(world)
         self.plan(params, world)
-        layout = self._fixed[1]
+        due, layout = (None, self._fixed[1]) if self._fixed is not None else self._now
         key, self._key = self._key, None  # a pass that draws nothing took none: taken here
         labels = {entry[0] for entry in entries}
         if any(part[0] in labels for part in layout[2]):
             frame.noise = draw_some(noise_key(rng) if key is None else key, layout, labels)
         for entry in entries:
             readings[entry[0]] = carried[entry[0]]
-            _measure(entry, (entry[2], entry[3], entry[6]), frame, readings, rng)
+            _measure(entry, (entry[2], entry[3], entry[6]) if due is None else due[entry[0]],
+                     frame, readings, rng)
 
-    def key(self, params: ParamTable, world, rng: np.random.Generator) -> tuple:
+    def key(self, params: ParamTable, world, rng: np.random.Generator,
+            clock: tuple = (0, 0.0, 0.0)) -> tuple:
         """(this step's noise key, or None when the step draws no noise; the draw's layout
-        :func:`noise_layout`) for a plan without rates: what the composed call draws its
-        blocks from inside, the same bits as :meth:`sense`'s draw."""
-        self.plan(params, world)
-        layout = self._fixed[1]
+        :func:`noise_layout`; None, or for a plan with rates label -> (rows, values, every)
+        of the robots due this step, marked measured): what the composed call draws its
+        blocks from inside, the same bits as :meth:`sense`'s draw. ``clock``: (step, dt s,
+        time s) of the step measured (who is due at a ``rate``)."""
+        plan = self.plan(params, world)
+        due = None
+        if self._fixed is not None:
+            layout = self._fixed[1]
+        else:  # some kind has a rate: who is due changes step by step, as in sense
+            carried = self.carried(world)
+            now = [self._due(entry, *clock, len(carried[entry[0]])) for entry in plan]
+            layout = noise_layout(plan, now)
+            due = {entry[0]: d for entry, d in zip(plan, now)}
+            self._now = (due, layout)
         self._key = noise_key(rng) if layout[2] else None  # the stages' draw (stages)
-        return self._key, layout
+        return self._key, layout, due
 
     def layout(self, params: ParamTable, world) -> tuple:
-        """The step's draw's layout (:func:`noise_layout`) for a plan without rates, no key
-        taken (what :meth:`key` answers beside the key)."""
-        self.plan(params, world)
-        return self._fixed[1]
+        """The draw's layout (:func:`noise_layout`) of a step where every carrier measures,
+        no key taken (what :meth:`key` answers beside the key)."""
+        plan = self.plan(params, world)
+        if self._fixed is not None:
+            return self._fixed[1]
+        return noise_layout(plan, [(entry[2], entry[3], entry[6]) for entry in plan])
 
     def adopt(self, world, measured: dict, extra: dict) -> dict[str, np.ndarray]:
         """Take readings measured outside :meth:`sense` (a fused step's) as this step's, as
@@ -247,16 +264,17 @@ class Sensors:
             extra["taken"] = self.rates.published()
         return readings
 
-    def _due(self, entry: tuple, frame: Frame, prev: np.ndarray) -> tuple:
-        """(rows, values, every) of one kind of the plan this step: the robots due at their
-        ``rate`` (:mod:`coopsim.sim.rates`), marked as measured now."""
+    def _due(self, entry: tuple, step: int, dt: float, time: float, n: int) -> tuple:
+        """(rows, values, every) of one kind of the plan at ``step`` (``dt``, ``time`` s;
+        ``n`` robots): the robots due at their ``rate`` (:mod:`coopsim.sim.rates`), marked as
+        measured now."""
         label, _, rows, values, timed, _, every, _, _ = entry
         if timed:
-            due = self.rates.due(label, values, rows, frame.step, frame.dt)
+            due = self.rates.due(label, values, rows, step, dt)
             if due is not None:  # some robots hold their reading (coopsim.sim.rates)
                 rows, values = rows[due], ParamArrays({k: v[due] for k, v in values.items()})
-                every = len(rows) == len(prev)
-            self.rates.mark(label, rows, frame.step, frame.time)
+                every = len(rows) == n
+            self.rates.mark(label, rows, step, time)
         return rows, values, every
 
     def plan(self, params: ParamTable, world) -> list[tuple]:

@@ -97,7 +97,10 @@ def test_a_robot_that_diverges_is_put_back_alike_either_way(monkeypatch):
     _same(fast, plain)
 
 
-def test_a_world_with_another_kind_keeps_the_plain_path(monkeypatch):
-    monkeypatch.setattr(fused, "ENABLED", True)
-    timed = Simulation(_flyers(1, params=(ParamSetting("imu", "rate", 100.0),)))
-    assert timed.plan().fused is None and timed.step_path == "plain (module 'imu' has a rate)"
+def test_a_kind_at_a_rate_stays_composed_with_the_plain_paths_bits(monkeypatch):
+    spec = _flyers(2, params=NOISY + (ParamSetting("imu", "rate", 100.0),
+                                      ParamSetting("altimeter", "rate", 50.0)))
+    fast, took, path, _ = _run(spec, 200, True, monkeypatch)
+    assert path == PATH and took == 200
+    plain, _, _, _ = _run(spec, 200, False, monkeypatch)
+    _same(fast, plain)

@@ -129,11 +129,18 @@ def test_noise_slip_and_lost_readings_are_drawn_inside_the_calls(monkeypatch, pa
     assert [s[f"reading {label}"] for s in quiet] != [s[f"reading {label}"] for s in fast]
 
 
-def test_a_kind_with_a_rate_keeps_the_plain_path_and_says_why(monkeypatch):
-    monkeypatch.setattr(fused, "ENABLED", True)
-    sim = Simulation(_robots(2, params=(("gps", "rate", 5.0),)))
-    assert sim.plan().fused is None
-    assert sim.step_path == "plain (module 'gps' has a rate)"
+def test_kinds_at_a_rate_stay_composed_with_the_plain_paths_bits(monkeypatch):
+    """Sonar (the call's own fan when every robot is due, the caster's for the few due) and
+    gps at rates, with noise and lost data: the robots due each step and their draws are
+    the plain path's."""
+    timed = NOISY + (("gps", "rate", 5.0), ("sonar", "rate", 12.5), ("sonar", "lost", 10.0),
+                     ("odometry", "slip", 5.0))
+    fast, took, path = _run(_robots(3, params=timed), 120, True, monkeypatch)
+    assert path == LABELS and took == 120
+    plain, _, _ = _run(_robots(3, params=timed), 120, False, monkeypatch)
+    _same(fast, plain)
+    gps = [s["reading gps"] for s in fast]
+    assert sum(a == b for a, b in zip(gps[1:], gps[:-1])) > 20  # a step in 4 none is due
 
 
 def _changing(spec: ScenarioSpec, fuse: bool, monkeypatch) -> list:

@@ -133,11 +133,14 @@ def test_noisy_lossy_arm_readings_give_the_plain_paths_bits(monkeypatch):
     assert np.abs(sim.snapshot.readings["force"][:, 0]).max() > 1e-3  # the noise is there
 
 
-def test_a_world_with_a_rate_keeps_the_plain_path_and_says_why(monkeypatch):
-    monkeypatch.setattr(fused, "ENABLED", True)
-    timed = Simulation(_arms(("irb120",), params=(ParamSetting("tool", "rate", 100.0),)))
-    assert timed.plan().fused is None
-    assert timed.step_path == "plain (module 'tool' has a rate)"
+def test_a_kind_at_a_rate_stays_composed_with_the_plain_paths_bits(monkeypatch):
+    spec = _arms(("irb120", "irb120"), params=(ParamSetting("tool", "rate", 100.0),
+                                               ParamSetting("force", "noise", 0.1),
+                                               ParamSetting("force", "rate", 125.0)))
+    fast, took, path, _, _ = _run(spec, 200, True, monkeypatch)
+    assert path == PATH and took == 200
+    plain, _, _, _, _ = _run(spec, 200, False, monkeypatch)
+    _same(fast, plain)
 
 
 def test_a_world_without_arms_says_why_it_is_plain(monkeypatch):

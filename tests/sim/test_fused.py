@@ -97,8 +97,7 @@ def test_the_same_bits_on_more_threads(monkeypatch, count):
     _same(one, many)
 
 
-def test_a_kind_without_a_pass_runs_as_a_stage_and_a_timed_one_keeps_the_plain_path(
-        monkeypatch):
+def test_a_kind_without_a_pass_runs_as_a_stage_even_at_a_rate(monkeypatch):
     monkeypatch.setattr(fused, "ENABLED", True)
     ground = ScenarioSpec(WorldSpec(FloorSpec(4.0, 4.0)),
                           robots=(RobotSpec("swarmbot", "r0", (0.0, 0.0, 0.0)),),
@@ -111,17 +110,17 @@ def test_a_kind_without_a_pass_runs_as_a_stage_and_a_timed_one_keeps_the_plain_p
     timed = ScenarioSpec(ground.world, robots=(RobotSpec(
         "swarmbot", "r0", (0.0, 0.0, 0.0), params=(ParamSetting("line", "rate", 10.0),)),),
         settings=ground.settings)
-    sim = Simulation(timed)
-    assert sim.plan().fused is None
-    assert sim.step_path == "plain (module 'line' has a rate)"
+    fast, took, path = _run(timed, 60, True, monkeypatch)
+    assert path.endswith(" + stages (line, radio)") and took == 60
+    _same(fast, _run(timed, 60, False, monkeypatch)[0])
 
 
-def test_a_timed_flying_kind_keeps_the_plain_path_and_says_why(monkeypatch):
-    monkeypatch.setattr(fused, "ENABLED", True)
-    timed = _flyers(2, {"imu": {"rate": 100.0}})
-    sim = Simulation(timed)
-    assert sim.plan().fused is None
-    assert sim.step_path == "plain (module 'imu' has a rate)"
+def test_a_timed_flying_kind_stays_composed_with_the_plain_paths_bits(monkeypatch):
+    timed = _flyers(2, {**NOISY, "imu": {**NOISY["imu"], "rate": 100.0},
+                        "altimeter": {"rate": 50.0}})
+    fast, took, path = _run(timed, 200, True, monkeypatch)
+    assert path == PATH and took == 200
+    _same(fast, _run(timed, 200, False, monkeypatch)[0])
 
 
 def test_the_aerial_engines_step_and_cast_run_inside_the_calls(monkeypatch):
