@@ -272,8 +272,15 @@ def test_a_kind_some_robots_lack_takes_the_calls_every_robot_carrying_it_compile
         spec.robots[1], type="pinglessbot", params=spec.robots[1].params[:2])))
     some = Simulation(spec)
     assert some.plan().fused.module is module  # the same kinds: the same composed text
-    assert not some.plan().fused.every
+    assert not all(entry[6] for entry in some.plan().fused.sensing)
     stepper = Stepper(some, mode="lockstep")
     for _ in range(3):
+        stepper.tick()
+    assert len(module.sense.signatures) == made
+    # nor does a kind at a rate: its robots due, some steps all of them, some a few
+    timed = Simulation(_spec(4, "pymunk", NOISY + (("gps", "rate", 8.0), ("compass", "rate", 5.0))))
+    assert timed.plan().fused.module is module
+    stepper = Stepper(timed, mode="lockstep")
+    for _ in range(6):
         stepper.tick()
     assert len(module.sense.signatures) == made
