@@ -171,9 +171,8 @@ class CopyKinds:
         """Every reading and kind state back to the start and the run's generator seeded (a
         whole batch's reset, as the simulation's); returns the generator the first readings
         draw from (its own)."""
-        from ..sim.simulation import make_rng
-
         from ..sim.rates import Rates
+        from ..sim.simulation import make_rng
 
         self.readings = {label: np.zeros((self.n, w)) for label, w in self.widths.items()}
         for table in self.states.values():

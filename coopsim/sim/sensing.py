@@ -224,8 +224,7 @@ class Sensors:
             _measure(entry, (entry[2], entry[3], entry[6]) if due is None else due[entry[0]],
                      frame, readings, rng)
 
-    def key(self, params: ParamTable, world, rng: np.random.Generator,
-            clock: tuple = (0, 0.0, 0.0)) -> tuple:
+    def key(self, params: ParamTable, world, rng: np.random.Generator, clock: tuple) -> tuple:
         """(this step's noise key, or None when the step draws no noise; the draw's layout
         :func:`noise_layout`; None, or for a plan with rates label -> (rows, values, every)
         of the robots due this step, marked measured): what the composed call draws its
