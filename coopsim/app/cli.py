@@ -32,13 +32,16 @@ class _Command(click.Group):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
         except KeyboardInterrupt:
             interrupt.exit_interrupted()
         except Exception:
             if interrupt.requested():  # raised by what the interrupt cut (an import left
                 interrupt.exit_interrupted()  # half done): the interrupt is the news
             raise
+        if interrupt.swallowed():  # a signal outside a followed run, caught on its way (a
+            interrupt.exit_interrupted()  # command that catches it, a library): 130 all the same
+        return result
 
 
 @click.group(cls=_Command)

@@ -13,7 +13,8 @@ at any moment ends the process with one line and no traceback (docs/reliability.
   leave a lock of the stepper held or a clean-up half done;
 * it is also remembered (:func:`requested`): the loops that follow a run or a replay look at it,
   so a KeyboardInterrupt swallowed by library code (a ``__del__``, an ``except BaseException``)
-  still ends the run at its next look;
+  still ends the run at its next look, and a command that returns after one it raised
+  (:func:`swallowed`: ``gateway`` catches it to close its server) exits :data:`EXIT_INTERRUPTED`;
 * a **second** signal does not raise: it lands while the first one's clean-up runs (controllers
   stopped, the recording closed with its index), which must not be cut short;
 * a **third** ends the process at once (:data:`FORCE_AFTER`), for a clean-up that hangs; the
@@ -30,7 +31,8 @@ import sys
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C ended
 FORCE_AFTER = 3  # signals: this one ends the process without its clean-up
 LOOK = 0.1  # s: how often a loop following a run looks for a signal (polled)
-_STATE = {"count": 0, "name": "", "raise": True}  # signals received, the first one's name
+_STATE = {"count": 0, "name": "", "raise": True, "raised": False}  # signals received, the first
+# one's name, whether it raised KeyboardInterrupt (outside a polled run)
 
 
 def install() -> None:
@@ -51,6 +53,7 @@ def on_signal(signum: int, frame) -> None:
     if _STATE["count"] == 1:
         _STATE["name"] = signal.Signals(signum).name
         if _STATE["raise"]:
+            _STATE["raised"] = True
             raise KeyboardInterrupt
     if _STATE["count"] >= FORCE_AFTER:
         os.write(2, b"\ncoopsim: interrupted again: exiting now, without finishing the clean-up "
@@ -73,6 +76,13 @@ def polled():
         yield
     finally:
         _STATE["raise"] = True
+
+
+def swallowed() -> bool:
+    """True once the first signal raised KeyboardInterrupt (it came outside :func:`polled`): a
+    command that then returns normally lost it on its way (library code caught it) and must
+    still end as interrupted."""
+    return _STATE["raised"]
 
 
 def check() -> None:

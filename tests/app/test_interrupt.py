@@ -121,6 +121,24 @@ def test_two_ctrl_c_during_a_replay_end_it_with_status_0(tmp_path):
     assert "interrupted" not in err
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["Ctrl-C", "SIGTERM"])
+def test_a_command_that_catches_the_interrupt_still_ends_with_130(tmp_path, sig):
+    """``coopsim gateway`` serves until Ctrl-C and catches the KeyboardInterrupt to close its
+    server, as library code on any command's way may swallow one: the signal came outside a
+    followed run, so the command ends as interrupted all the same (it exited 0)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coopsim", "gateway", "tcp://127.0.0.1:9", "--json-port", "0"],
+        cwd=tmp_path, text=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE)
+    seen = _until(proc, r"^json gateway: ")
+    proc.send_signal(sig)
+    out, err = _end(proc, seen)
+    _clean(out, err)
+    assert proc.returncode == 130, err[-2000:]
+    name = "Ctrl-C" if sig == signal.SIGINT else "SIGTERM"
+    assert err.rstrip().endswith(f"coopsim: interrupted ({name})"), err[-2000:]
+
+
 def test_a_signal_while_the_run_is_followed_raises_nothing_and_is_seen_by_the_loop():
     """Inside ``polled`` (the run's start and the loop following it) the first SIGINT only sets
     the request: a KeyboardInterrupt raised between two bytecodes of that loop could leave a
