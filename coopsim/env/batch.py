@@ -81,12 +81,15 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
         objects += [replace(o, name=f"c{k}_{o.name}", position=moved(o.position))
                     for o in scenario.world.objects + scenario.objects]
         objects += _walls(k, dx, dy, floor)
-        robots += [replace(r, name=f"c{k}_{r.name}", position=moved(r.position))
+        robots += [replace(r, name=f"c{k}_{r.name}", position=moved(r.position),
+                           drivers=tuple(replace(d, settings=tuple(
+                               (n, copy_named(v, things)) for n, v in d.settings))
+                               for d in r.drivers))
                    for r in scenario.robots]
         targets += [replace(t, position=moved(t.position)) for t in scenario.targets]
         if scenario.monitors is not None and monitors:
             metrics += [MetricSpec(f"{m.name}__c{k}", m.kind,
-                                   tuple(things.get(a, a) for a in m.args), m.line)
+                                   tuple(copy_named(a, things) for a in m.args), m.line)
                         for m in scenario.monitors.metrics]
     world = replace(scenario.world, floor=replace(floor, length=float(size[0]),
                                                   width=float(size[1])),
@@ -98,6 +101,13 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
                   monitors=monitors,
                   settings=replace(scenario.settings, engine=engine_with("batch")))
     return out, offsets, names
+
+
+def copy_named(value, names: dict):
+    """A metric's argument or a driver's setting as copy k has it: the name of one of the
+    template's robots or objects becomes its name in the copy (``names``: ``c{k}_NAME``), so
+    ``follow_leader``'s ``leader`` is copy k's leader; any other value is itself."""
+    return names.get(value, value) if isinstance(value, str) else value
 
 
 def _caster(base: ScenarioSpec, offsets: np.ndarray, gap: float | None):

@@ -167,11 +167,11 @@ class CopyBatch:
         self.offsets = read_only(np.zeros((copies, 2)))  # every copy in its own frame
         self._load(sim)
         self._snap = None  # the snapshot of the last step, made when first read
-        self.drivers = CopyDrivers(self, sim) if any(
-            r.driver for r in sim.world.robots) else None
         self._still = sim.snapshot  # what never moves: objects, parts, targets
         self._names = tuple(f"c{c}_{n}" for c in range(copies) for n in sim.robots.names)
-        self._index = {}  # name -> row, made when a task first reads it
+        self._index = {}  # name -> row, made when first read (named)
+        self.drivers = CopyDrivers(self, sim) if any(
+            r.driver for r in sim.world.robots) else None
         self._fields = {label: reading_fields(MODULES.get(label), self.n_targets)
                         for label in self.kinds.labels}
         self.reset()
@@ -305,11 +305,11 @@ class CopyBatch:
         and the measured kinds' readings (the observed kinds', the kinds of the drivers'
         robots, and every kind with a reading when a ``[TASK]`` metric reads the snapshot);
         ``objects``, ``parts`` and ``targets`` are the template's, once for every copy; no
-        ``rules``. Made once a step (a copy's reset makes it again)."""
+        ``rules``; ``extra`` holds what batch drivers ``post`` (the world's board has more:
+        its map, the modules' per-run state). Made once a step (a copy's reset makes it
+        again)."""
         if self._snap is not None:
             return self._snap
-        if not self._index:
-            self._index.update((name, k) for k, name in enumerate(self._names))
         self.kinds.handed = True  # a copy's reset zeroes copies of its readings, not these
         self._snap = replace(
             self._still, step=self.step, time=self.time, robots=self._names,
@@ -317,8 +317,16 @@ class CopyBatch:
             velocities=read_only(self.state[:, 3:].copy()),
             commands={self.motion: read_only(self.act_rows.copy())},
             readings={k: read_only(v) for k, v in self.readings.items()},
-            fields=self._fields, index=self._index, rules={}, extra={})
+            fields=self._fields, index=self.named(), rules={},
+            extra={} if self.drivers is None else {
+                k: v for k, v in self.drivers.extra.items() if not k.startswith("_")})
         return self._snap
+
+    def named(self) -> dict:
+        """Every copy's robot name (``c{c}_{name}``) -> its row (row c A + r)."""
+        if not self._index:
+            self._index.update((name, k) for k, name in enumerate(self._names))
+        return self._index
 
     @property
     def readings(self) -> dict:

@@ -21,16 +21,26 @@ from types import SimpleNamespace
 from ..model.capabilities import kernels_of, reading_fields
 from ..model.errors import SimulationError, UnknownNameError
 from ..model.plugins import MODULES
+from .batch import copy_named
 from .copysense import Unsupported
 
 
 class _CopyRobot:
-    """Copy k's robot: the template's robot under the name ``c{k}_NAME``."""
+    """Copy k's robot: the template's robot under the name ``c{k}_NAME``, its driver's
+    settings naming copy k's robots (``names``: template name -> copy k's)."""
 
-    __slots__ = ("name", "_robot")
+    __slots__ = ("name", "_robot", "driver")
 
-    def __init__(self, name: str, robot) -> None:
-        self.name, self._robot = name, robot
+    def __init__(self, k: int, robot, names: dict) -> None:
+        self.name, self._robot, self.driver = f"c{k}_{robot.name}", robot, robot.driver
+        if robot.driver is not None:
+            label, values = robot.driver
+            moved = {n: copy_named(v, names) for n, v in values.as_dict().items()}
+            if moved != values.as_dict():
+                values = values.copy()
+                for n, v in moved.items():
+                    values.set(n, v)
+                self.driver = (label, values)
 
     def __getattr__(self, attr: str):
         return getattr(self._robot, attr)
@@ -89,10 +99,11 @@ class CopyDrivers:
 
     def __init__(self, batch, sim) -> None:
         self._batch = batch
-        robots = [_CopyRobot(f"c{c}_{r.name}", r) for c in range(batch.copies)
-                  for r in sim.world.robots]
+        names = [r.name for r in sim.world.robots]
+        robots = [_CopyRobot(c, r, {n: f"c{c}_{n}" for n in names})
+                  for c in range(batch.copies) for r in sim.world.robots]
         self.world = _World(robots)
-        self.robots = SimpleNamespace(index={r.name: k for k, r in enumerate(robots)})
+        self.robots = SimpleNamespace(index=batch.named())
         self.commands = _Commands({batch.motion: batch.act_rows})
         self.dt, self.extra = batch.dt, {}
         self.snapshot = None

@@ -162,3 +162,10 @@ class ParamValues:
     def as_dict(self) -> dict[str, Value]:
         """A copy of all current values."""
         return dict(self._values)
+
+    def copy(self) -> "ParamValues":
+        """Another instance of the same declarations holding the current values (changed
+        apart from this one)."""
+        clone = object.__new__(ParamValues)
+        clone.specs, clone._values, clone.version = self.specs, dict(self._values), 0
+        return clone

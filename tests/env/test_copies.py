@@ -372,6 +372,34 @@ def test_drivers_on_other_robots_run_on_the_copies_backend_as_in_a_world(tmp_pat
     assert np.array_equal(snap.poses[[snap.index[n] for n in walkers], :2], paths["copies"][89])
 
 
+def test_a_driver_naming_a_robot_follows_its_own_copys(tmp_path):
+    """``follow_leader leader w1`` on w2: in copy k it follows copy k's w1 (``c{k}_w1``) on
+    both backends, the copies' walks apart (it failed with ``no robot named 'w1'``)."""
+    scenario = _walkers(tmp_path)
+    text = open(scenario).read()
+    follow = text.replace("w2\nposition 0.9 -0.5 200\ndriver wander cruise 0.5 unstick 5",
+                          "w2\nposition 0.9 -0.5 200\ndriver follow_leader leader w1 gap 0.4")
+    assert follow != text
+    open(scenario, "w").write(follow)
+    gaps = {}
+    for backend in ("copies", "world"):
+        batch = batch_world(scenario, 3, robots="r1", observe=["gps"], backend=backend)
+        assert batch.backend == backend
+        batch.reset(seed=9)
+        for _ in range(300):
+            batch.act(np.zeros((3, 2)))
+            snap = batch.tick()
+        snap = snap if backend == "world" else batch.snapshot()
+        xy = snap.poses[[snap.index[f"c{k}_w{w}"] for k in range(3) for w in (1, 2)], :2]
+        gaps[backend] = (xy - np.repeat(batch.offsets, 2, axis=0)).reshape(3, 2, 2)
+    assert np.allclose(gaps["copies"], gaps["world"], rtol=0, atol=TOL)
+    leaders, followers = gaps["copies"][:, 0], gaps["copies"][:, 1]
+    assert not np.allclose(leaders[0], leaders[2], atol=1e-2)  # the copies walked apart
+    near = np.linalg.norm(followers[:, None] - leaders[None], axis=2)  # follower k, leader j
+    assert (near.argmin(axis=1) == np.arange(3)).all(), near  # each behind its own leader
+    assert (np.diag(near) < 0.8).all(), near
+
+
 def test_what_a_batch_cannot_drive_is_refused_saying_what(tmp_path):
     with pytest.raises(LearningError, match="robot w1 has a driver.*an agent is driven by"):
         batch_world(_walkers(tmp_path), 2, robots=["r1", "w1"], backend="copies")
@@ -396,6 +424,7 @@ class Swerve(Driver):
         turn = np.clip(d[:, :5].min(axis=1) - d[:, 6:].min(axis=1), -0.3, 0.3)
         cruise = 0.2 + 0.2 * self.rng.random(len(bots.names))
         bots.set("motors", np.column_stack((cruise - turn, cruise + turn)))
+        bots.post("swerve_cruise", float(cruise.mean()))  # on the snapshot's board
         if self.p["reset"]:
             bots.robot(bots.names[0]).odometry.reset()
 
@@ -420,15 +449,18 @@ def test_a_batch_driver_runs_on_the_copies_backend_as_in_a_world(tmp_path, swerv
         batch = batch_world(str(scenario), 4, robots="r1", observe=["gps"], backend=backend)
         assert batch.backend == backend
         batch.reset(seed=2)
-        path = []
+        path, board = [], []
         for _ in range(120):
             batch.act(np.full((4, 2), 0.1))
             snap = batch.tick()
             snap = snap if backend == "world" else batch.snapshot()
             rows = [snap.index[f"c{k}_w{w}"] for k in range(4) for w in (1, 2)]
             path.append(snap.poses[rows, :2] - np.repeat(batch.offsets, 2, axis=0))
-        got[backend] = np.array(path)
+            board.append(snap.extra["swerve_cruise"])
+        got[backend], got[backend, "board"] = np.array(path), board
     assert np.allclose(got["copies"], got["world"], rtol=0, atol=TOL)
+    assert got["copies", "board"] == got["world", "board"]  # the board it posts to
+    assert len(set(got["copies", "board"])) > 100
     assert np.ptp(got["copies"][-1], axis=0).min() > 0.01  # the walkers went their own ways
     scenario.write_text(text.replace("driver swerve_test", "driver swerve_test reset 1"))
     batch = batch_world(str(scenario), 2, robots="r1", observe=["gps"], backend="copies")
