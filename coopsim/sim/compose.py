@@ -218,6 +218,7 @@ def _written(where: str, name: str, text: str) -> str:
     return path
 
 
+DUE_KEPT = 256  # patterns of robots due (rates) a pass keeps what its call takes for
 _NO_STATE = np.zeros((0, 6))
 _NO_STATE.setflags(write=False)  # read-only, as every state a call is handed
 _NO_BELOW = np.zeros(0)
@@ -277,6 +278,7 @@ class ComposedPass:
         self._tables: dict = {}  # label -> (its table of commands, a read-only view of it)
         self._edge: tuple = (None, None)  # (the floor, the health check's bounds on it)
         self._kept: tuple = (None, None, ())
+        self._due_kept: tuple = (None, {})  # (layout key, robots due -> kept): rates
         self._state: tuple = (None, None)  # (the step it was read after, the state)
         #: whether the sensing kinds read an arm view (:mod:`coopsim.model.armviews`)
         self.arms = bool(self.needs.intersection(armviews.NAMES))
@@ -508,8 +510,8 @@ class ComposedPass:
                                            (sim.step, sim.dt, sim.time))
         carried = sensors.carried(world)
         kept = self._kept
-        if due is not None:  # a rate: this step's robots due, laid out for this step alone
-            kept = self._keep(sim, layout, len(state), due)
+        if due is not None:  # a rate: this step's robots due, laid out for them
+            kept = self._kept_due(sim, layout, len(state), due)
         elif kept[0] is not layout or kept[1] != (world.layout_version, len(state),
                                                   id(sim.states)):
             kept = self._keep(sim, layout, len(state))
@@ -552,6 +554,23 @@ class ComposedPass:
                 out = full
             readings[label] = out
         return readings
+
+    def _kept_due(self, sim, layout: tuple, n: int, due: dict) -> tuple:
+        """:meth:`_keep` for the robots ``due`` this step, kept by who is due: rates repeat
+        their pattern every few steps, and making the rows, parameter matrices and scratch
+        again each step was a fifth of a tick. Forgotten when the layout or the state tables
+        change, and past :data:`DUE_KEPT` patterns (a parameter set plans the step again: a
+        new pass)."""
+        version = (sim.world.layout_version, n, id(sim.states))
+        held = self._due_kept
+        if held[0] != version or len(held[1]) >= DUE_KEPT:
+            held = self._due_kept = (version, {})
+        pattern = tuple([True if every else rows.tobytes()  # (none due: b"")
+                         for rows, _, every in due.values()])
+        kept = held[1].get(pattern)
+        if kept is None:
+            kept = held[1][pattern] = self._keep(sim, layout, n, due)
+        return kept
 
     def _cast(self, sim, state: np.ndarray, entry: tuple) -> tuple:
         """A ``ranges`` kind's cast for ``sense``: (flag, fan, reach, fixed shapes, moving

@@ -2,8 +2,8 @@
 (motors, sonar, target, odometry, gps, compass, bumper: every kind a kernel) takes the composed
 calls on the kinematic and pymunk engines and gives the plain path's bits, every snapshot
 column, with noise, lost data, slip and contacts, at 1 and 2 numba threads; a world with kinds
-of Python code runs them as stages around the calls, with the same bits; a kind with a rate
-keeps the plain path and says why."""
+of Python code runs them as stages around the calls, with the same bits; so does a world with
+kinds at a rate, through a parameter changed mid-run."""
 
 from __future__ import annotations
 
@@ -141,6 +141,31 @@ def test_kinds_at_a_rate_stay_composed_with_the_plain_paths_bits(monkeypatch):
     _same(fast, plain)
     gps = [s["reading gps"] for s in fast]
     assert sum(a == b for a, b in zip(gps[1:], gps[:-1])) > 20  # a step in 4 none is due
+
+
+def test_a_parameter_set_mid_run_at_a_rate_gives_the_plain_paths_bits(monkeypatch):
+    """Parameters set between steps of kinds at rates (r1's sonar reach, r2's gps noise and
+    rate): the steps after read the new values as the plain path's do (the composed pass
+    keeps what its call takes per pattern of robots due; a parameter set plans anew)."""
+    timed = NOISY + (("gps", "rate", 5.0), ("sonar", "rate", 12.5))
+    runs = {}
+    for fuse in (True, False):
+        monkeypatch.setattr(fused, "ENABLED", fuse)
+        load_pending()
+        sim = Simulation(_robots(3, params=timed))
+        stepper, out = Stepper(sim, mode="lockstep"), []
+        for k in range(120):
+            if k == 60:
+                sim.set_param("r1", "sonar", "max_range", 0.3)
+                sim.set_param("r2", "gps", "noise", 0.5)
+            elif k == 90:
+                sim.set_param("r2", "gps", "rate", 10.0)
+            out.append(_columns(stepper.tick()))
+        runs[fuse] = (out, sim.step_path)
+    assert runs[True][1] == LABELS
+    _same(runs[True][0], runs[False][0])
+    near = [np.frombuffer(s["reading sonar"]).reshape(3, -1)[1].max() for s in runs[True][0]]
+    assert max(near[:60]) > 0.3 >= max(near[70:])  # the new reach, read from its next scan
 
 
 def _changing(spec: ScenarioSpec, fuse: bool, monkeypatch) -> list:
