@@ -99,9 +99,10 @@ class CopyDrivers:
 
     def __init__(self, batch, sim) -> None:
         self._batch = batch
-        names = [r.name for r in sim.world.robots]
-        robots = [_CopyRobot(c, r, {n: f"c{c}_{n}" for n in names})
-                  for c in range(batch.copies) for r in sim.world.robots]
+        template, robots = sim.world.robots, []
+        for c in range(batch.copies):
+            names = {r.name: f"c{c}_{r.name}" for r in template}
+            robots += [_CopyRobot(c, r, names) for r in template]
         self.world = _World(robots)
         self.robots = SimpleNamespace(index=batch.named())
         self.commands = _Commands({batch.motion: batch.act_rows})
