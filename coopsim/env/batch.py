@@ -24,7 +24,7 @@ from ..model.plugins import engine_with
 from ..model.snapshot import metric_values
 from ..model.specs import MetricSpec, MonitorsSpec, ObjectSpec, ScenarioSpec
 from ..model.task import TaskSpec
-from ..model.validate import members, python_function
+from ..model.validate import members, module_values, python_function
 from . import memory
 from .episode import load, resolve_task, undriven
 from .lean import lean as lean_scenario
@@ -33,13 +33,16 @@ from .mapping import ActionError, LearningError, agent_map, plain_actions
 WALL = 0.1  # m: thickness of the walls around each copy's floor
 
 
-def _reach(scenario: ScenarioSpec) -> float:
-    """The farthest any robot senses, m (the ``max_range`` / ``range`` parameters)."""
+def sensed_reach(scenario: ScenarioSpec) -> float:
+    """The farthest any robot's module senses or reaches, m: its ``max_range`` and ``range``
+    parameters as the robot carries them (defaults, its type's, its ``param`` lines); 2 m at
+    least."""
     reach = 2.0  # sonar default
-    for spec in scenario.robots:
-        for p in spec.params:
-            if p.name in ("max_range", "range") and isinstance(p.value, (int, float)):
-                reach = max(reach, float(p.value))
+    for spec, member in members(scenario).values():
+        for values in module_values(spec, member.modules).values():
+            for name, value in values.as_dict().items():
+                if name in ("max_range", "range") and isinstance(value, (int, float)):
+                    reach = max(reach, float(value))
     return reach
 
 
@@ -63,13 +66,8 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
             raise LearningError(f"batched worlds copy robots, objects, targets and monitors; "
                                 f"scenario {scenario.name} has {what}")
     floor = scenario.world.floor
-    gap = 2 * _reach(scenario) + 1.0 if gap is None else float(gap)
-    cols = math.ceil(math.sqrt(copies))
-    rows = math.ceil(copies / cols)
-    cell = np.array([floor.length + gap, floor.width + gap])
-    size = cell * (cols, rows)
-    offsets = np.array([((k % cols + 0.5) * cell[0] - size[0] / 2,
-                         (k // cols + 0.5) * cell[1] - size[1] / 2) for k in range(copies)])
+    gap = 2 * sensed_reach(scenario) + 1.0 if gap is None else float(gap)
+    offsets, size = grid_offsets(floor, copies, gap)
     objects, robots, targets, metrics, names = [], [], [], [], []
     originals = members(scenario)
     for k, (dx, dy) in enumerate(offsets):
@@ -103,6 +101,18 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
     return out, offsets, names
 
 
+def grid_offsets(floor, copies: int, gap: float) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets (K, 2), size (2,)), m: where each of ``copies`` copies of a ``floor`` lies on
+    one big floor of ``size``, on a grid of near-square cells ``gap`` m apart, centred."""
+    cols = math.ceil(math.sqrt(copies))
+    rows = math.ceil(copies / cols)
+    cell = np.array([floor.length + gap, floor.width + gap])
+    size = cell * (cols, rows)
+    offsets = np.array([((k % cols + 0.5) * cell[0] - size[0] / 2,
+                         (k // cols + 0.5) * cell[1] - size[1] / 2) for k in range(copies)])
+    return offsets, size
+
+
 def copy_named(value, names: dict):
     """A metric's argument or a driver's setting as copy k has it: the name of one of the
     template's robots or objects becomes its name in the copy (``names``: ``c{k}_NAME``), so
@@ -116,7 +126,7 @@ def _caster(base: ScenarioSpec, offsets: np.ndarray, gap: float | None):
     from .batchcast import CopyCaster
 
     floor = base.world.floor
-    gap = 2 * _reach(base) + 1.0 if gap is None else float(gap)
+    gap = 2 * sensed_reach(base) + 1.0 if gap is None else float(gap)
     half = (floor.length / 2 + WALL + gap / 4, floor.width / 2 + WALL + gap / 4)
     return CopyCaster(offsets, half)
 
@@ -167,9 +177,10 @@ def template(scenario, copies: int, robots, observe, lean: bool):
     if copies < 1:
         raise LearningError(f"copies must be at least 1, got {copies}")
     base = load(scenario)
-    everyone = tuple(members(base))
-    agents = tuple(everyone if robots is None else
-                   ((robots,) if isinstance(robots, str) else robots))
+    found = members(base)
+    everyone = tuple(found)
+    agents = tuple((n for n, (spec, _) in found.items() if not spec.drivers) if robots is None
+                   else (robots,) if isinstance(robots, str) else robots)
     for name in agents:
         if name not in everyone:
             raise LearningError(f"scenario {base.name} has no robot {name!r} "

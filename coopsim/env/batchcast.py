@@ -38,7 +38,8 @@ def copy_fan(poses, shift, d, angles, reach, edge, rg, grids, copy_of, width, or
     (K, 2) (cos, sin), reach/edge (N,), rg (N,) groups, ``grids`` one copy's static grid set
     (copy frame), copy_of (N,) each robot's copy; ``order`` (N,) the robot rows copy by copy
     (copy c's ``width`` rows from c x width) and ``circles`` (N, 3) their chassis (world frame,
-    row order): the chassis are tested in the copy frame in ``order``; out (N, K) as
+    row order; not at ``poses`` when the rays start at mounting points): the chassis are
+    tested in the copy frame in ``order``; out (N, K) as
     :func:`coopsim.raycast.jitfan.fan_gather` fills it, m. The frame change and the gathers
     are this kernel's (one dispatch a step instead of numpy's dozen); the fans,
     :func:`~coopsim.raycast.jitfan.fan_rows` on blocks of robots."""
@@ -49,7 +50,8 @@ def copy_fan(poses, shift, d, angles, reach, edge, rg, grids, copy_of, width, or
     cdata, cgroup = np.empty((n_all, 3)), np.empty(n_all, np.int64)
     for j in range(n_all):
         m = order[j]
-        cdata[j, 0], cdata[j, 1], cdata[j, 2], cgroup[j] = o[m, 0], o[m, 1], circles[m, 2], rg[m]
+        cdata[j, 0], cdata[j, 1] = circles[m, 0] - shift[m, 0], circles[m, 1] - shift[m, 1]
+        cdata[j, 2], cgroup[j] = circles[m, 2], rg[m]
     dirs = np.empty((n_all, 2, out.shape[1]))  # jitfan.fan_rays's layout
     for b in prange((n_all + FAN_BLOCK - 1) // FAN_BLOCK):
         r0 = np.int64(b) * FAN_BLOCK  # prange's index is unsigned

@@ -19,11 +19,13 @@ noise, copy c is the same bits as the template world run alone with copy c's act
 What it runs (else :func:`batch_world` falls back to the ``world`` backend and says why):
 the engine with the ``copies`` feature (the kinematic one, whose small-world step the per-copy
 step calls, its arrays read through :meth:`~coopsim.physics.engine.Engine.copy_template`);
-every robot a one-body robot whose one acting module drives by a kernel handing the engine's
-``drive`` (``kernel_drive`` ``("drive", 2)``: ``motors``); observed modules whose
+every robot a one-body robot one of whose acting modules drives by a kernel handing the
+engine's ``drive`` (``kernel_drive`` ``("drive", 2)``: ``motors``); observed modules whose
 ``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
-``target``), with noise, lost data and a ``rate``; drivers on robots that are not agents
+``target``), with noise, lost data and a ``rate``; kinds of Python code that do not ask the
+engine (``lidar``, ``light``, ``camera``, ``leds``: :mod:`coopsim.env.copystage`, one call
+over every copy around the compiled ones); drivers on robots that are not agents
 (:mod:`coopsim.env.copydrivers`: each copy's, hosted as a world hosts them; every kind such a
 robot carries measured); no rules, events or zones (squads are dropped, as the world backend
 drops them; a scenario's own objects stand, in the template's static shapes: the engine pushes
@@ -52,9 +54,9 @@ from . import copysense, memory
 from .batch import (BatchWorld, called_task, checked_actions, replicate, task_reward, template,
                     truncate_at, truncated)
 from .copydrivers import CopyDrivers, driven_kinds
-from .copysense import CopyKinds, Unsupported
+from .copysense import CopyKinds
 from .episode import resolve_task, undriven
-from .mapping import LearningError, agent_map
+from .mapping import LearningError, Unsupported, agent_map
 
 log = logging.getLogger(__name__)
 
@@ -104,13 +106,13 @@ def _template(base, seed):
 
 
 def _check_robots(sim, base) -> None:
-    """Every robot: one body, one acting kind, a drive (:func:`copysense.drives`); the
-    measured kinds are checked by :class:`~coopsim.env.copysense.CopyKinds`."""
+    """Every robot: one body, one acting kind that drives (:func:`copysense.drives`); the
+    other kinds are checked by :class:`~coopsim.env.copysense.CopyKinds`."""
     if len(sim.robots.names) != len(base.robots):
         raise Unsupported("a robot has several bodies")
     for robot in sim.world.robots:
         acting = [m for m in robot.modules if MODULES.get(m).command_fields]
-        if len(acting) != 1 or not copysense.drives(acting[0]):
+        if sum(map(copysense.drives, acting)) != 1:
             raise Unsupported(f"robot {robot.name} acts with {acting or 'nothing'}; the "
                               "copies backend drives one kind whose kernel hands the engine's "
                               "drive (kernel_drive ('drive', 2))")
@@ -173,8 +175,10 @@ class CopyBatch:
         self.drivers = CopyDrivers(self, sim) if any(
             r.driver for r in sim.world.robots) else None
         self._fields = {label: reading_fields(MODULES.get(label), self.n_targets)
-                        for label in self.kinds.labels}
+                        for label in self.kinds.widths}
         self.reset()
+        if self.kinds.stage is not None:  # a kind of Python code asking the engine: refused now
+            self.kinds.stage.act(self)
 
     # -- the template and its copies -----------------------------------------------------------
 
@@ -305,9 +309,9 @@ class CopyBatch:
         and the measured kinds' readings (the observed kinds', the kinds of the drivers'
         robots, and every kind with a reading when a ``[TASK]`` metric reads the snapshot);
         ``objects``, ``parts`` and ``targets`` are the template's, once for every copy; no
-        ``rules``; ``extra`` holds what batch drivers ``post`` (the world's board has more:
-        its map, the modules' per-run state). Made once a step (a copy's reset makes it
-        again)."""
+        ``rules``; ``extra`` holds what batch drivers ``post`` and the kinds of Python code
+        publish (the lidar's scans of ``c{k}_NAME``; a world's board also has its map).
+        Made once a step (a copy's reset makes it again)."""
         if self._snap is not None:
             return self._snap
         self.kinds.handed = True  # a copy's reset zeroes copies of its readings, not these
@@ -318,9 +322,15 @@ class CopyBatch:
             commands={self.motion: read_only(self.act_rows.copy())},
             readings={k: read_only(v) for k, v in self.readings.items()},
             fields=self._fields, index=self.named(), rules={},
-            extra={} if self.drivers is None else {
-                k: v for k, v in self.drivers.extra.items() if not k.startswith("_")})
+            extra=self._posted())
         return self._snap
+
+    def _posted(self) -> dict:
+        """What the batch drivers and the kinds of Python code posted (a snapshot's ``extra``)."""
+        out = {} if self.kinds.stage is None else self.kinds.stage.public()
+        if self.drivers is not None:
+            out.update((k, v) for k, v in self.drivers.extra.items() if not k.startswith("_"))
+        return out
 
     def named(self) -> dict:
         """Every copy's robot name (``c{c}_{name}``) -> its row (row c A + r)."""

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ..model.capabilities import kernels_of, reading_fields
+from ..model.capabilities import reading_fields
 from ..model.errors import SimulationError, UnknownNameError
 from ..model.plugins import MODULES
 from .batch import copy_named
-from .copysense import Unsupported
 
 
 class _CopyRobot:
@@ -70,24 +69,10 @@ class _World:
 
 def driven_kinds(sim) -> set:
     """The labels of the kinds with a reading that the robots with a driver carry (what a
-    driver may read, every step measured).
-
-    Raises:
-        Unsupported: one has no compiled ``kernel_sense`` (the copies do not measure it).
-    """
-    n, out = len(sim.world.targets), set()
-    for robot in sim.world.robots:
-        if robot.driver is None:
-            continue
-        for label in robot.modules:
-            module = MODULES.get(label)
-            if not reading_fields(module, n):
-                continue
-            if kernels_of(module)[0] is None:
-                raise Unsupported(f"robot {robot.name} has a driver and carries {label}, "
-                                  "which has no compiled kernel_sense (ModuleKernel)")
-            out.add(label)
-    return out
+    driver may read, every step measured)."""
+    n = len(sim.world.targets)
+    return {label for robot in sim.world.robots if robot.driver is not None
+            for label in robot.modules if reading_fields(MODULES.get(label), n)}
 
 
 class CopyDrivers:

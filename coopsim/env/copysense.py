@@ -29,22 +29,21 @@ import math
 
 import numpy as np
 
+from ..model import armviews
 from ..model.capabilities import Learnable, capability, kernel_of, reading_fields
 from ..model.kernel import UNREAD, KindState, param_matrix, read_only
 from ..model.plugins import METRICS, MODULES
 from ..model.validate import python_function
 from . import metrics
-from .mapping import LearningError
+from .copystage import CopyStage
+from .mapping import Unsupported
 
 #: the Python metrics it computes per copy: function -> its term's kind
 TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions",
          metrics.target_distance: "target_distance", metrics.spread: "spread"}
-#: The views a composed call makes that the copies (a 2D engine's, no clock) do not
-UNMADE = ("state3d", "full_state", "clock", "below")
-
-
-class Unsupported(LearningError):
-    """The scenario (or the batch asked for) is outside what the copies backend runs."""
+#: The views a composed call makes that the copies (a 2D engine's, no clock, no engine to ask
+#: for arms or what a gripper holds) do not
+UNMADE = ("state3d", "full_state", "clock", "below", *armviews.NAMES)
 
 
 def _kernels(label: str) -> tuple:
@@ -80,11 +79,13 @@ class CopyKinds:
 
     A kind with a ``rate`` measures the robots due this step alone (:class:`coopsim.sim.
     rates.Rates`, staggered over the copies' rows as over the world backend's robots), each
-    step's noise laid out for them as the world backend's (:func:`_noise_layout`).
+    step's noise laid out for them as the world backend's (:func:`_noise_layout`). The kinds
+    of Python code (no ``kernel_sense``; acting kinds besides ``motion`` with no kernel) are
+    the :class:`~coopsim.env.copystage.CopyStage`'s, around the composed calls.
 
     Raises:
-        Unsupported: a measured kind with no kernel, or one reading a view a composed call
-            does not make, two fans.
+        Unsupported: a measured kind reading a view a composed call does not make, two fans,
+            a second acting kind with a compiled kernel.
     """
 
     def __init__(self, sim, copies: int, motion: str, measured) -> None:
@@ -95,7 +96,7 @@ class CopyKinds:
         width = len(sim.robots.names)
         self.n = n = copies * width
         params = sim.params
-        acting, sensing, fans, timing = [], [], [], []
+        acting, sensing, fans, timing, python, acts = [], [], [], [], [], []
         self.states = {}
         for label, module in params.modules:
             rows, values = params.rows[label], params.values[label]
@@ -106,13 +107,18 @@ class CopyKinds:
                                  for k, v in values.items()})
             if "rate" in values and "rate" not in values.zero and not idle(module, values):
                 timing.append((label, every, tiled))  # due by its rate, measured or not
+            if module.command_fields and label != motion:  # nothing stores its commands
+                if _kernels(label)[1] is not None:
+                    raise Unsupported(f"module {label!r} acts by a compiled kernel besides "
+                                      f"{motion}: the batch drives one kind")
+                acts.append(label)  # its actuate a stage before the call (copystage)
             if label != motion and label not in measured:
                 continue
             if label in measured:
                 sense, _, _, views, _ = _kernels(label)
-                if sense is None:  # its views: the composed call's (else build says which)
-                    raise Unsupported(f"observed module {label!r} has no compiled "
-                                      "kernel_sense (ModuleKernel)")
+                if sense is None:  # a stage after the call (coopsim.env.copystage)
+                    python.append(label)
+                    continue
                 if "ranges" in views:
                     fans.append(label)
             if module.state_fields:
@@ -126,7 +132,7 @@ class CopyKinds:
             made = sorted(set(_kernels(label)[3]) & set(UNMADE))
             if made:
                 raise Unsupported(f"{label} reads {', '.join(made)}, which the copies do not "
-                                  "make (a 2D engine's copies)")
+                                  "make")
         if len(fans) > 1:
             raise Unsupported(f"two fans measured ({', '.join(fans)}): the per-copy step "
                               "casts one")
@@ -146,14 +152,17 @@ class CopyKinds:
         self.every = tuple(e[6] for e in sensing)
         self.sensing = tuple((e[2], param_matrix(e[1], e[3]), self._kept(e[0]))
                              for e in sensing)
-        self.widths = {e[0]: module_width(e[0], len(sim.world.targets)) for e in sensing}
+        self.widths = {label: module_width(label, len(sim.world.targets))
+                       for label in (*self.labels, *python)}
+        self.stage = CopyStage(sim, copies, tuple(python), tuple(acts), motion) \
+            if python or acts else None
         self.beams = found.beams.get(self.fan)
         self.targets = np.array([t.position[:2] for t in sim.world.targets],
                                 dtype=float).reshape(-1, 2)
         self.colors = tuple(t.color for t in sim.world.targets)
         self.dt = np.full(1, float(sim.dt))
         self.drawing = _drawing(sim, copies)
-        layout = _noise_layout(self.drawing, {})
+        layout = self.layout = _noise_layout(self.drawing, {})
         self.draws = bool(layout[2])
         self.noise = noise_scratch(layout, self.labels)
         self.timing, self.rates = tuple(timing), None
@@ -180,6 +189,8 @@ class CopyKinds:
         if self.timing:  # nobody has measured yet: every robot is due at once
             self.rates = Rates()
             self.rates.remap(tuple(range(self.n)))
+        if self.stage is not None:
+            self.stage.restart()
         self.rng = make_rng(seed)
         return make_rng(seed)
 
@@ -202,6 +213,8 @@ class CopyKinds:
         """The acting kind's ``kernel_actuate`` over the copies' rows (its commands: the
         batch's actions), then the engine's ``drive`` of its columns: the copies' engine
         commands (``batch.cmd``, ``batch.mode``)."""
+        if self.stage is not None:  # the acting kinds of Python code, in module order
+            self.stage.act(batch)
         self.module.act(*self.base(batch), self.acting, (batch.act_view,), self.act_out)
         for rows, _, _, drive in self.acting:
             self.drive((batch.cmd, batch.mode, batch._shared["driven"], ()), rows, drive)
@@ -214,7 +227,7 @@ class CopyKinds:
         from ..sim.noiseplan import noise_key
 
         draws, noise, sensing = self.draws, self.noise, self.sensing
-        rows_now, every_now = self.rows, self.every
+        rows_now, every_now, due, layout = self.rows, self.every, None, self.layout
         if self.timing:  # who is due changes step by step, and the draw's layout with it
             due, counts = self._due(batch.step, batch.time)
             layout = _noise_layout(self.drawing, counts)
@@ -244,6 +257,9 @@ class CopyKinds:
                 full[rows] = made
                 made = full
             out[label] = made
+        if self.stage is not None:  # the kinds of Python code, copy after copy
+            self.stage.measure(batch, rng, prev, out, due,
+                               (int(self.keys[0]), layout) if draws else None)
         self.readings = out
         return out
 

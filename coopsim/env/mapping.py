@@ -28,6 +28,11 @@ class LearningError(CoopsimError):
     """A learning environment cannot be made as asked (unknown robot, module, metric...)."""
 
 
+class Unsupported(LearningError):
+    """The scenario (or the batch asked for) is outside what the ``copies`` batch backend
+    runs (:mod:`coopsim.env.copies`)."""
+
+
 class ActionError(LearningError, ValueError):
     """An action outside its space, or of the wrong shape; the message names the agent and
     the bound."""

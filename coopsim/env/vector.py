@@ -39,7 +39,8 @@ class CoopsimVectorEnv(VectorEnv):
     Args:
         num_envs: K, the number of copies.
         scenario: Path or ScenarioSpec. robot: One agent (a name) or several (a list) per copy;
-            default: every robot. observe, flat: As for the single environment.
+            default: every robot without a driver. observe, flat: As for the single
+            environment.
         task: See :class:`~coopsim.env.batch.BatchWorld` (a vectorized callable), default the
             scenario's ``[TASK]``. gap: Distance between copies, m. lean: Robots without a
             driver carry only the observed and motion modules (see BatchWorld).

@@ -127,21 +127,6 @@ def test_the_same_bits_on_one_two_and_four_threads():
     assert len(one) == 64 and one == two == four
 
 
-def test_what_it_does_not_run_falls_back_saying_why(caplog, tmp_path):
-    swarm = tmp_path / "swarm.scenario"  # a swarmbot's line (floor) sensors: no kernel
-    swarm.write_text(f"[WORLD]\nfile {ROOT / 'worlds' / 'empty.world'}\n\n[ROBOT_1]\n"
-                     "type swarmbot\nname r1\nposition 0 0 0\n\n[SETTINGS]\nengine kinematic\n")
-    with caplog.at_level(logging.INFO, logger="coopsim.env.copies"):
-        env = _vec(2, None, scenario=str(swarm), robot="r1", observe=["sonar", "line"])
-    assert isinstance(env.batch, BatchWorld) and env.batch.backend == "world"
-    assert "line" in env.batch.backend_reason and "line" in caplog.text
-    with pytest.raises(LearningError, match="copies backend cannot run.*'line'"):
-        _vec(2, "copies", scenario=str(swarm), robot="r1", observe=["sonar", "line"])
-    with pytest.raises(LearningError, match="backend must be"):
-        batch_world(AVOID, 2, backend="gpu")
-    assert _vec(2, None).batch.backend == "copies"  # supported: the default
-
-
 def test_a_callable_task_reads_the_same_snapshot_on_both_backends():
     offsets = {}
 
@@ -403,13 +388,6 @@ def test_a_driver_naming_a_robot_follows_its_own_copys(tmp_path):
 def test_what_a_batch_cannot_drive_is_refused_saying_what(tmp_path):
     with pytest.raises(LearningError, match="robot w1 has a driver.*an agent is driven by"):
         batch_world(_walkers(tmp_path), 2, robots=["r1", "w1"], backend="copies")
-    swarm = tmp_path / "swarm.scenario"  # the driven robot's line (floor) sensors: no kernel
-    swarm.write_text("[WORLD]\nfile small.world\n\n[ROBOT_1]\ntype single\nname r1\n"
-                     "position 0 0 0\n\n[ROBOT_2]\ntype swarmbot\nname s1\nposition 1 0 0\n"
-                     "driver wander\n\n[SETTINGS]\nengine kinematic\n")
-    batch = batch_world(str(swarm), 2, robots="r1", observe=["sonar"])
-    assert batch.backend == "world" and "s1 has a driver and carries radio" in \
-        batch.backend_reason
 
 
 class Swerve(Driver):

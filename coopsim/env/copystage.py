@@ -1,0 +1,276 @@
+"""The module kinds of Python code on the ``copies`` batch backend (:mod:`coopsim.env.copies`):
+stages around the compiled call, every copy measured in one call of the kind.
+
+A kind with no compiled ``kernel_sense`` (``lidar``, ``line``, ``light``, ``camera``, a
+plugin's kind of Python code) does not send the batch to the ``world`` backend: after the
+composed ``sense`` call (:class:`~coopsim.env.copysense.CopyKinds`), its ``measure`` runs once
+a step over every copy's robots, as over one world's, on a
+:class:`~coopsim.model.module.Frame` made by the template simulation's own
+:meth:`~coopsim.sim.sensing.Sensors.frame` that lays the copies out as the ``world`` backend
+does: copy k at an offset on a grid (:func:`~coopsim.env.batch.grid_offsets`, the copies
+farther apart than twice the farthest ``range`` or ``max_range`` of any robot's module), its
+robots' poses, its targets and its objects moved there, its robots named ``c{k}_NAME`` and
+their groups told apart (copy k's robot of group g is g + k G, G one more than the template's
+largest), one board (``extra``: the floor map, and what the kinds keep there: the lidar's
+scans by robot name, which the batch's snapshot carries). So a kind relating robots (a
+camera's blobs, a radio's range) meets its own copy's alone. The ray geometry
+(:class:`CopyGeometry`) casts each ray in its copy's own frame against the template's static
+shapes and its copy's chassis. A copy measures as the template scenario run alone would, to
+rounding, and a kind costs its own Python once a step, whatever the number of copies. The
+acting kinds of Python code besides the agents' (the ``leds``) run their ``actuate`` before
+the call, alike, with the commands a batch stores for them: none.
+
+Not carried: the engine (``frame.physics``): a kind reading it raises
+:class:`~coopsim.env.mapping.Unsupported`, which sends the batch to the ``world`` backend
+when it happens while the batch is made (its first observation and one actuation).
+
+Frames and units: the frame's poses, targets and objects: the copies' grid, m, rad; readings
+and the batch itself: each copy's own frame (the template scenario's world frame), m, rad, s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..model.compiled import jit, prange, warmer
+from ..model.kernel import read_only
+from ..model.plugins import MODULES
+from ..model.threads import kernel_threads
+from ..raycast.jitcast import PARALLEL_MIN, fan_directions
+from ..raycast.jitfan import FAN_BLOCK, fan_rows
+from .batch import grid_offsets, sensed_reach
+from .mapping import Unsupported
+
+
+@jit(parallel=True)
+def cast_fans(o, d, angles, reach, edge, rg, grids, copy_of, width, cdata, cgroup, out):
+    """The fans of robots cast each in its own copy: rays from o[n] (M, 2) m along the
+    heading d[n] = (cos, sin) turned by each of ``angles`` (K, 2) = (cos, sin), of length
+    reach[n] + edge[n], against the static grid set ``grids`` (one copy's, in its frame) and
+    the chassis copy_of[n] x ``width`` .. + width - 1 of ``cdata`` (N, 3) [x, y, r] (groups
+    ``cgroup``; a ray skips its own group ``rg[n]``); out (M, K) = min(reach, distance -
+    edge), m (:func:`~coopsim.raycast.jitfan.fan_rows` on blocks of robots)."""
+    n_all = len(out)
+    dirs = np.empty((n_all, 2, out.shape[1]))
+    for b in prange((n_all + FAN_BLOCK - 1) // FAN_BLOCK):
+        r0 = np.int64(b) * FAN_BLOCK  # prange's index is unsigned
+        fan_rows(r0, min(r0 + FAN_BLOCK, n_all), o, d, angles, reach, edge, rg, grids, dirs,
+                 out, copy_of, width, cdata, cgroup, np.bool_(False))
+
+
+def _c(a, dtype=np.float64) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+class CopyGeometry:
+    """Every copy's ray geometry in its own frame (the interface of
+    :class:`~coopsim.sim.sensing.Geometry`): the template's static shapes, binned once, and
+    each copy's chassis; a ray meets its own copy's shapes alone.
+
+    Args:
+        stage: The :class:`CopyStage` (its static grid set, the copies' offsets, the group
+            stride).
+        pose: (N, 3) every copy's robots, x, y m, yaw rad, each in its copy's frame.
+        radius: (N,) m. group: (N,) the template's groups, tiled (not told apart by copy).
+    """
+
+    def __init__(self, stage: "CopyStage", pose, radius, group) -> None:
+        self.stage, self.pose, self.radius, self.group = stage, pose, radius, group
+        self.heading = np.column_stack((np.cos(pose[:, 2]), np.sin(pose[:, 2])))
+        self.circles = _c(np.column_stack((pose[:, :2], radius)))
+
+    def cast_fan(self, rows: np.ndarray, angles: np.ndarray, reach: np.ndarray,
+                 origins: np.ndarray | None = None, edge: np.ndarray | None = None
+                 ) -> np.ndarray:
+        """:meth:`Geometry.cast_fan <coopsim.sim.sensing.Geometry.cast_fan>`, each robot's
+        rays against its own copy (``origins`` on the copies' grid, as the frame's poses):
+        (len(rows), len(angles)) m."""
+        rows = np.asarray(rows, dtype=np.int64)
+        o = self.pose[rows, :2] if origins is None else origins - self.stage.shift[rows]
+        edge = self.radius[rows] if edge is None else edge
+        return self._cast(o, self.heading[rows], fan_directions(
+            np.zeros(0), np.asarray(angles, float))[1], reach, edge, self.group[rows],
+            rows // self.stage.width)
+
+    def cast(self, origins, directions, max_range, ray_group=None) -> np.ndarray:
+        """:meth:`Geometry.cast <coopsim.sim.sensing.Geometry.cast>` for rays cast by robots
+        (``origins`` on the copies' grid, ``directions`` unit): ``ray_group`` (the frame's
+        groups, told apart by copy) says whose copy each ray is cast in: (R,) m.
+
+        Raises:
+            Unsupported: a ray of no group (its copy unknown).
+        """
+        o = np.asarray(origins, float).reshape(-1, 2)
+        rg = np.zeros(len(o), np.int64) if ray_group is None else np.asarray(ray_group)
+        if (rg <= 0).any():
+            raise Unsupported("a ray cast with no group: the copies backend cannot tell whose "
+                              "copy it is in (backend='world' can)")
+        copy, own = np.divmod(rg.astype(np.int64), self.stage.stride)
+        return self._cast(o - self.stage.offsets[copy], directions, _AHEAD, max_range,
+                          np.zeros(len(o)), own, copy)[:, 0]
+
+    def _cast(self, o, d, angles, reach, edge, rg, copy) -> np.ndarray:
+        """(M, K) rays from ``o`` (M, 2) in the copies' frames along ``d`` (M, 2) turned by
+        ``angles`` (K, 2), each against its ``copy``'s shapes: :func:`cast_fans`, m."""
+        out = np.empty((len(o), len(angles)))
+        with kernel_threads(out.size, PARALLEL_MIN, 1):
+            cast_fans(_c(o), _c(d), angles, _c(np.broadcast_to(np.asarray(reach, float),
+                                                               len(o))),
+                      _c(edge), _c(rg, np.int64), self.stage.grids, _c(copy, np.int64),
+                      np.int64(self.stage.width), self.circles, _c(self.group, np.int64), out)
+        return out
+
+
+_AHEAD = np.array([[1.0, 0.0]])  # one ray along its direction: a fan of one angle, 0
+
+
+class _NoPhysics:
+    """``frame.physics`` of the stage's frame: the engine is not carried (see the module)."""
+
+    def __init__(self, label: list) -> None:
+        self.label = label  # [the kind running now]
+
+    def __getattr__(self, name: str):
+        raise Unsupported(f"module {self.label[0]!r} reads the engine (frame.physics.{name}), "
+                          "which the copies backend does not carry (backend='world' does)")
+
+
+class CopyStage:
+    """The kinds of Python code over every copy's robots (see the module).
+
+    Args:
+        sim: The template Simulation (one copy). copies: K. labels: The measured kinds of
+            Python code (observed, read by a task or carried by a driven robot), in the
+            simulation's module order. acts: The acting kinds of Python code besides the
+            agents' (their ``actuate`` runs before the call with the commands a batch stores
+            for them: none, zeros). motion: The acting kind's label (its commands: the
+            batch's actions).
+    """
+
+    def __init__(self, sim, copies: int, labels: tuple, acts: tuple, motion: str) -> None:
+        from ..raycast.jitcast import static_grids
+
+        self.sim, self.copies, self.motion = sim, copies, motion
+        c, cg, s, sg = sim.world.engine.static_geometry()
+        self.grids = static_grids(c, s, cg, sg)  # the template's, in every copy's frame
+        a = self.width = len(sim.robots.names)
+        group = np.asarray(sim.robots.group, np.int64)
+        self.stride = int(group.max(initial=0)) + 1
+        self.groups = (np.arange(copies)[:, None] * self.stride + group).ravel()
+        self.groups[np.tile(group, copies) == 0] = 0  # no group stays none
+        self.labels, self.acts = tuple(labels), tuple(acts)
+        gap = 2 * sensed_reach(sim.scenario) + 1.0  # the world backend's default layout
+        self.offsets = grid_offsets(sim.world.floor, copies, gap)[0]
+        self.shift = np.repeat(self.offsets, a, axis=0)
+        world = sim.world
+        targets = np.array([t.position[:2] for t in world.targets], float).reshape(-1, 2)
+        self.targets = read_only((self.offsets[:, None] + targets).reshape(-1, 2))
+        self.colors = tuple(t.color for t in world.targets) * copies
+        self.objects = tuple(replace(o, name=f"c{k}_{o.name}", position=(
+            o.position[0] + dx, o.position[1] + dy, *o.position[2:]))
+            for k, (dx, dy) in enumerate(self.offsets.tolist())
+            for o in (spec for spec, _ in world.objects.values()))
+        #: label -> (module, its carriers' rows over every copy, their parameter arrays)
+        self.kinds = {}
+        for label in (*self.labels, *self.acts):
+            rows, values = sim.params.rows[label], sim.params.values[label]
+            every = (np.arange(copies)[:, None] * a + rows).ravel()
+            self.kinds[label] = (MODULES.get(label), every, {
+                k: np.tile(v, (copies,) + (1,) * (np.ndim(v) - 1)) for k, v in values.items()})
+        self.commands = {label: read_only(np.zeros((copies * a, len(
+            MODULES.get(label).command_fields)))) for label in self.acts}
+        self._running = [""]
+        self._physics = _NoPhysics(self._running)
+        self.board: dict = {}
+        self.actuated: dict = {}
+        self.restart()
+
+    def restart(self) -> None:
+        """The board back to the template's start (its floor map alone), nothing actuated."""
+        self.board = {k: v for k, v in self.sim.extra.items() if k == "map"}
+        self.actuated = {}
+
+    def public(self) -> dict:
+        """What the kinds posted on the board (the batch's snapshot's ``extra``)."""
+        return {k: v for k, v in self.board.items() if not k.startswith("_") and k != "map"}
+
+    def _frame(self, batch):
+        """The frame of every copy's robots now (see the module)."""
+        sim, shared = self.sim, batch._shared
+        table = SimpleNamespace(radius=shared["radius"], axle=shared["axle"],
+                                group=self.groups, names=batch._names)
+        pose = batch.state[:, :3]
+        state = batch.state.copy()
+        state[:, :2] += self.shift  # on the copies' grid
+        state.flags.writeable = False
+        frame = sim.sensors.frame(sim.world, state, table,
+                                  {self.motion: batch.act_view, **self.commands},
+                                  self.actuated, sim.dt, self._physics, self.board,
+                                  batch.step, batch.time)
+        frame.targets, frame.target_colors, frame.objects = (self.targets, self.colors,
+                                                             self.objects)
+        frame.defer("geometry", lambda: CopyGeometry(self, pose, shared["radius"],
+                                                     shared["group"]))
+        frame.contacts = batch.contact
+        return frame
+
+    def act(self, batch) -> None:
+        """The acting kinds' ``actuate`` over every copy's robots, in module order, with their
+        stored commands (zeros: nothing stores them in a batch); what each returns is what
+        the sensing frame's ``actuated`` holds (the ``leds``' colours)."""
+        if not self.acts:
+            return
+        frame = self._frame(batch)
+        self.actuated = frame.actuated = {}
+        for label in self.acts:
+            module, every, values = self.kinds[label]
+            self._running[0] = label
+            found = module.actuate(frame, every, values, self.commands[label][every])
+            if found is not None:
+                self.actuated[label] = found
+
+    def measure(self, batch, rng, prev: dict, out: dict, due: dict | None,
+                noise: tuple | None) -> None:
+        """Each measured kind's reading of every copy's robots into ``out`` (label -> (N,
+        width), new arrays), ``prev`` the last readings (kept where a ``rate`` holds them), in
+        module order. ``due``: label -> which of its carriers (copy-major over every copy's)
+        measure now (a mask or a slice; None or absent: all). ``noise``: (the step's noise
+        key, the draw's layout) when the step draws (the kinds' blocks of it, as a world's
+        stages take theirs: :func:`~coopsim.sim.noiseplan.draw_some`), else None."""
+        from ..sim.noiseplan import draw_some
+
+        frame = self._frame(batch)
+        if noise is not None:
+            frame.noise = draw_some(noise[0], noise[1], self.labels)
+        for label in self.labels:
+            module, every, values = self.kinds[label]
+            pick = (due or {}).get(label)
+            rows = every if pick is None else every[pick]
+            into = out[label] = prev[label].copy()
+            if not len(rows):
+                continue
+            p = values if pick is None else {k: v[pick] for k, v in values.items()}
+            self._running[0] = label
+            into[rows] = module.measure(frame, rows, p, prev[label][rows], rng)
+
+
+def _load() -> None:
+    """Compile (or load) :func:`cast_fans` with two one-robot copies on an empty floor
+    (:func:`coopsim.model.compiled.warmer`)."""
+    from ..raycast.jitcast import static_grids
+
+    grids = static_grids(np.zeros((0, 3)), np.array([[-3.0, -3.0, 3.0, -3.0]]),
+                         np.zeros(0, np.int64), np.zeros(1, np.int64))
+    o = np.zeros((2, 2))
+    heading = np.array([[1.0, 0.0], [1.0, 0.0]])
+    cdata = np.array([[0.0, 0.0, 0.2], [0.0, 0.0, 0.2]])
+    groups = np.array([1, 1], np.int64)
+    cast_fans(o, heading, np.array([[1.0, 0.0], [0.0, -1.0]]), np.full(2, 2.0),
+              np.zeros(2), groups, grids, np.array([0, 1], np.int64), np.int64(1), cdata,
+              groups, np.empty((2, 2)))
+
+
+WARM = warmer(_load)
