@@ -20,7 +20,8 @@ rounding, and a kind costs its own Python once a step, whatever the number of co
 acting kinds of Python code besides the agents' (the ``leds``) run their ``actuate`` before
 the call, alike, with the commands a batch stores for them: none.
 
-Not carried: the engine (``frame.physics``): a kind reading it raises
+The engine (``frame.physics``) is carried as far as a one-body robot among objects that never
+move needs it (:class:`CopyPhysics`); a kind asking more raises
 :class:`~coopsim.env.mapping.Unsupported`, which sends the batch to the ``world`` backend
 when it happens while the batch is made (its first observation and one actuation).
 
@@ -127,15 +128,37 @@ class CopyGeometry:
 _AHEAD = np.array([[1.0, 0.0]])  # one ray along its direction: a fan of one angle, 0
 
 
-class _NoPhysics:
-    """``frame.physics`` of the stage's frame: the engine is not carried (see the module)."""
+class CopyPhysics:
+    """``frame.physics`` of the stage's frame: what the engine answers of the copies' robots,
+    one body each, among objects it never moves: no part or joint of any role (NaN, as a
+    world answers for a robot without one) and the objects where they were put (on the
+    copies' grid, as :attr:`~coopsim.model.module.Frame.objects` lists them); any other query
+    raises :class:`~coopsim.env.mapping.Unsupported` (see the module).
 
-    def __init__(self, label: list) -> None:
-        self.label = label  # [the kind running now]
+    Args:
+        objects: (O, 3) every copy's objects' x, y (m) and yaw (rad), in the frame's order.
+        running: [the label of the kind running now] (what the refusal names).
+    """
+
+    def __init__(self, objects: np.ndarray, running: list) -> None:
+        self._objects, self._running = objects, running
+
+    def poses(self, rows: np.ndarray, role: str) -> np.ndarray:
+        return np.full((len(rows), 3), np.nan)
+
+    def joint_state(self, rows: np.ndarray, roles: tuple) -> np.ndarray:
+        return np.full((len(rows), len(roles), 2), np.nan)
+
+    def joint_force(self, rows: np.ndarray, role: str) -> np.ndarray:
+        return np.full(len(rows), np.nan)
+
+    def object_poses(self, which: np.ndarray) -> np.ndarray:
+        return self._objects[np.asarray(which, dtype=np.int64)]
 
     def __getattr__(self, name: str):
-        raise Unsupported(f"module {self.label[0]!r} reads the engine (frame.physics.{name}), "
-                          "which the copies backend does not carry (backend='world' does)")
+        raise Unsupported(f"module {self._running[0]!r} asks the engine for {name} "
+                          "(frame.physics), which the copies backend does not carry "
+                          "(backend='world' does)")
 
 
 class CopyStage:
@@ -183,7 +206,9 @@ class CopyStage:
         self.commands = {label: read_only(np.zeros((copies * a, len(
             MODULES.get(label).command_fields)))) for label in self.acts}
         self._running = [""]
-        self._physics = _NoPhysics(self._running)
+        self._physics = CopyPhysics(read_only(np.array(
+            [(*o.position[:2], o.yaw) for o in self.objects], float).reshape(-1, 3)),
+            self._running)
         self.board: dict = {}
         self.actuated: dict = {}
         self.restart()

@@ -6,6 +6,7 @@ backend, saying why."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -28,14 +29,15 @@ TOL = 1e-9  # m, rad: the world backend's copies sit at offsets (tests/env/test_
 
 
 class Gauge(Module):
-    """A kind of Python code that asks the engine (frame.physics) for its robot's pose."""
+    """A kind of Python code that asks the engine (frame.physics) for a described robot's
+    joints."""
 
     label = "gauge_copies_test"
-    fields = ("x",)
+    fields = ("q1",)
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        return frame.physics.poses(rows, "chassis")[:, :1]
+        return frame.physics.described_positions(rows, 1)
 
 
 class Spot(Module):
@@ -50,14 +52,14 @@ class Spot(Module):
 
 
 class Pusher(Module):
-    """An acting kind of Python code that asks the engine where its robot is."""
+    """An acting kind of Python code that sets its robot's velocity through the engine."""
 
     label = "pusher_copies_test"
     command_fields = ("force",)
 
     @classmethod
     def actuate(cls, frame, rows, p, commands):
-        return frame.physics.poses(rows, "chassis")
+        frame.physics.set_velocity(rows, np.zeros((len(rows), 3)))
 
 
 for kind in (Gauge, Spot, Pusher):
@@ -159,7 +161,7 @@ def test_a_kind_asking_the_engine_sends_the_batch_to_the_world_backend(caplog):
     with caplog.at_level(logging.INFO, logger="coopsim.env.copies"):
         batch = batch_world(spec, 2, ["r1"], ["sonar", Gauge.label])
     assert isinstance(batch, BatchWorld) and batch.backend == "world"
-    assert Gauge.label in batch.backend_reason and "frame.physics" in caplog.text
+    assert "described_positions" in batch.backend_reason and "frame.physics" in caplog.text
     with pytest.raises(LearningError, match=f"copies backend cannot run.*{Gauge.label}"):
         batch_world(spec, 2, ["r1"], ["sonar", Gauge.label], backend="copies")
     with pytest.raises(LearningError, match="backend must be"):
@@ -167,7 +169,7 @@ def test_a_kind_asking_the_engine_sends_the_batch_to_the_world_backend(caplog):
     assert isinstance(batch_world(spec, 2, ["r1"], ["sonar"]), CopyBatch)  # the default
     pushed = batch_world(scenario([robot("r1", 0.0, 0.0, 0.0, PUSHED.label)]), 2, ["r1"],
                          ["sonar"])  # its actuate is tried once while the batch is made
-    assert pushed.backend == "world" and "physics.poses" in pushed.backend_reason
+    assert pushed.backend == "world" and "set_velocity" in pushed.backend_reason
 
 
 @pytest.mark.parametrize("kind", ["epuck", "kilobot", "thymio", "swarmbot", "turtlebot3"])
@@ -176,8 +178,9 @@ def test_every_robot_type_reads_on_the_copies_what_it_reads_on_the_world_backend
     Python code among them: leds, light, line, lidar, proximity sensors), driven at random
     within their bounds, a copy reset half way."""
     lit = (("leds", "color", 0xFF0000),) if "leds" in ROBOT_TYPES.get(kind).modules else ()
+    red = replace(box("b", 0.5, -0.3, (0.2, 0.2)), color=(200, 30, 30))  # r1's camera sees it
     spec = scenario([robot("r1", -0.3, 0.0, 0.0, kind, lit), robot("r2", 0.3, 0.1, 3.0, kind)],
-                    objects=[box("b", 0.0, -0.6, (0.3, 0.3))],
+                    objects=[red, box("grey", 0.6, 0.6, (0.2, 0.2))],
                     targets=[target("red", 0.5, 0.5)], floor=(3.0, 3.0), dt=0.02)
     k, rng = 3, np.random.default_rng(7)
     probe = batch_world(spec, k, ["r1", "r2"], None, None, seed=0)
