@@ -31,6 +31,7 @@ and the batch itself: each copy's own frame (the template scenario's world frame
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -128,6 +129,34 @@ class CopyGeometry:
 _AHEAD = np.array([[1.0, 0.0]])  # one ray along its direction: a fan of one angle, 0
 
 
+class CopiedObjects(Sequence):
+    """Every copy's objects (``frame.objects``), copy after copy, each named ``c{k}_NAME`` and
+    moved to its copy's place on the grid: an object's spec is made when read (most kinds read
+    none; a camera reads them once a layout).
+
+    Args:
+        objects: The template's objects (:class:`~coopsim.model.specs.ObjectSpec`), in order.
+        offsets: (K, 2) each copy's offset, m.
+    """
+
+    def __init__(self, objects: tuple, offsets: np.ndarray) -> None:
+        self._objects, self._offsets = objects, offsets.tolist()
+
+    def __len__(self) -> int:
+        return len(self._objects) * len(self._offsets)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"object {i} of {n}")
+        k, j = divmod(i % n, len(self._objects))
+        o, (dx, dy) = self._objects[j], self._offsets[k]
+        return replace(o, name=f"c{k}_{o.name}",
+                       position=(o.position[0] + dx, o.position[1] + dy, *o.position[2:]))
+
+
 class CopyPhysics:
     """``frame.physics`` of the stage's frame: what the engine answers of the copies' robots,
     one body each, among objects it never moves: no part or joint of any role (NaN, as a
@@ -192,10 +221,8 @@ class CopyStage:
         targets = np.array([t.position[:2] for t in world.targets], float).reshape(-1, 2)
         self.targets = read_only((self.offsets[:, None] + targets).reshape(-1, 2))
         self.colors = tuple(t.color for t in world.targets) * copies
-        self.objects = tuple(replace(o, name=f"c{k}_{o.name}", position=(
-            o.position[0] + dx, o.position[1] + dy, *o.position[2:]))
-            for k, (dx, dy) in enumerate(self.offsets.tolist())
-            for o in (spec for spec, _ in world.objects.values()))
+        placed = tuple(spec for spec, _ in world.objects.values())
+        self.objects = CopiedObjects(placed, self.offsets)
         #: label -> (module, its carriers' rows over every copy, their parameter arrays)
         self.kinds = {}
         for label in (*self.labels, *self.acts):
@@ -206,9 +233,10 @@ class CopyStage:
         self.commands = {label: read_only(np.zeros((copies * a, len(
             MODULES.get(label).command_fields)))) for label in self.acts}
         self._running = [""]
-        self._physics = CopyPhysics(read_only(np.array(
-            [(*o.position[:2], o.yaw) for o in self.objects], float).reshape(-1, 3)),
-            self._running)
+        poses = np.array([(*o.position[:2], o.yaw) for o in placed], float).reshape(1, -1, 3)
+        poses = np.repeat(poses, copies, axis=0)
+        poses[:, :, :2] += self.offsets[:, None]
+        self._physics = CopyPhysics(read_only(poses.reshape(-1, 3)), self._running)
         self.board: dict = {}
         self.actuated: dict = {}
         self.restart()
