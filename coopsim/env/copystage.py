@@ -41,7 +41,7 @@ from ..model.compiled import jit, prange, warmer
 from ..model.kernel import read_only
 from ..model.plugins import MODULES
 from ..model.threads import kernel_threads
-from ..raycast.jitcast import PARALLEL_MIN, fan_directions
+from ..raycast.jitcast import PARALLEL_MIN, fan_directions, static_grids
 from ..raycast.jitfan import FAN_BLOCK, fan_rows
 from .batch import grid_offsets, sensed_reach
 from .mapping import Unsupported
@@ -203,8 +203,6 @@ class CopyStage:
     """
 
     def __init__(self, sim, copies: int, labels: tuple, acts: tuple, motion: str) -> None:
-        from ..raycast.jitcast import static_grids
-
         self.sim, self.copies, self.motion = sim, copies, motion
         c, cg, s, sg = sim.world.engine.static_geometry()
         self.grids = static_grids(c, s, cg, sg)  # the template's, in every copy's frame

@@ -139,7 +139,8 @@ def test_each_copy_casts_against_its_own_robots_alone():
     first = batch_world(exact, 2, ["r1", "r2"], None, None, seed=0).snapshot().extra["lidar"]
     for name in ("r1", "r2"):
         assert np.allclose(first.of(f"c1_{name}"), alone.of(name), rtol=0, atol=TOL)
-    spec = seers(("lidar", "noise", 0.01), ("lidar", "dropout", 5.0), ("light", "noise", 2.0))
+    spec = seers(("lidar", "noise", 0.01), ("lidar", "dropout", 5.0), ("light", "noise", 2.0),
+                 ("light", "rate", 10.0))  # a reading held between its times, as a world's
 
     def act(s):
         a = np.zeros((2, 2, 2))
