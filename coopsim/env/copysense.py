@@ -257,7 +257,7 @@ class CopyKinds:
                 full[rows] = made
                 made = full
             out[label] = made
-        if self.stage is not None:  # the kinds of Python code, copy after copy
+        if self.stage is not None:  # the kinds of Python code, over every copy at once
             self.stage.measure(batch, rng, prev, out, due,
                                (int(self.keys[0]), layout) if draws else None)
         self.readings = out
