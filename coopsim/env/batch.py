@@ -179,8 +179,11 @@ def template(scenario, copies: int, robots, observe, lean: bool):
     base = load(scenario)
     found = members(base)
     everyone = tuple(found)
-    agents = tuple((n for n, (spec, _) in found.items() if not spec.drivers) if robots is None
-                   else (robots,) if isinstance(robots, str) else robots)
+    if robots is None:  # the robots left to a learner; none: the first (refused as one env's)
+        robots = tuple(n for n, (spec, _) in found.items() if not spec.drivers) or everyone[:1]
+    agents = (robots,) if isinstance(robots, str) else tuple(robots)
+    if not agents:
+        raise LearningError("a batch needs at least one agent (robots names none)")
     for name in agents:
         if name not in everyone:
             raise LearningError(f"scenario {base.name} has no robot {name!r} "

@@ -388,6 +388,11 @@ def test_a_driver_naming_a_robot_follows_its_own_copys(tmp_path):
 def test_what_a_batch_cannot_drive_is_refused_saying_what(tmp_path):
     with pytest.raises(LearningError, match="robot w1 has a driver.*an agent is driven by"):
         batch_world(_walkers(tmp_path), 2, robots=["r1", "w1"], backend="copies")
+    # every robot driven: the first is taken, and refused as one environment refuses it
+    with pytest.raises(LearningError, match="robot epuck1 has a driver"):
+        batch_world(str(ROOT / "scenarios" / "epuck_braitenberg.scenario"), 2)
+    with pytest.raises(LearningError, match="at least one agent"):
+        batch_world(_walkers(tmp_path), 2, robots=())
 
 
 class Swerve(Driver):
