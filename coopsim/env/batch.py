@@ -202,6 +202,23 @@ def template(scenario, copies: int, robots, observe, lean: bool):
     return base, agents
 
 
+def batch_motion(maps) -> str:
+    """The motion module every agent's map (:class:`~coopsim.env.mapping.AgentMap`) names,
+    as both backends check it.
+
+    Raises:
+        LearningError: the agents move by different modules, or by one that turns actions
+            into commands of its own (``from_action``): a batch stores actions as they are.
+    """
+    motion = maps[0].motion
+    if any(m.motion != motion for m in maps):
+        raise LearningError("batched agents must share one motion module")
+    if not plain_actions(motion):
+        raise LearningError(f"batched worlds store actions as they are; {motion} "
+                            "turns them into commands of its own (from_action)")
+    return motion
+
+
 def called_task(task, snap, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(rewards (K, A), terminated (K,)) of a vectorized callable ``task(snap, rows)`` (its
     reward (K, A), (K,) or (K, 1): every agent of a copy the same)."""
@@ -283,12 +300,7 @@ class BatchWorld:
         self.maps = [agent_map(world, self.names[0][a], observe, self.n_targets)
                      for a in self.agents]
         undriven(self.agents, lambda a: world.robot(self.names[0][a]))
-        self.motion = self.maps[0].motion
-        if any(m.motion != self.motion for m in self.maps):
-            raise LearningError("batched agents must share one motion module")
-        if not plain_actions(self.motion):
-            raise LearningError(f"batched worlds store actions as they are; {self.motion} "
-                                "turns them into commands of its own (from_action)")
+        self.motion = batch_motion(self.maps)
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])
         self.truncate_at = truncate_at(self.task, base)

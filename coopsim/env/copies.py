@@ -19,17 +19,18 @@ noise, copy c is the same bits as the template world run alone with copy c's act
 What it runs (else :func:`batch_world` falls back to the ``world`` backend and says why):
 the engine with the ``copies`` feature (the kinematic one, whose small-world step the per-copy
 step calls, its arrays read through :meth:`~coopsim.physics.engine.Engine.copy_template`);
-every robot a one-body robot one of whose acting modules drives by a kernel handing the
-engine's ``drive`` (``kernel_drive`` ``("drive", 2)``: ``motors``); observed modules whose
+every robot a one-body robot driven by a kind whose kernel hands the engine's ``drive``
+(``kernel_drive`` ``("drive", 2)``: ``motors``) or by a kind of Python code calling
+``frame.physics.drive`` or ``set_velocity`` (``velocity``: the stage); observed modules whose
 ``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
 ``target``), with noise, lost data and a ``rate``; kinds of Python code that do not ask the
-engine (``lidar``, ``light``, ``camera``, ``leds``: :mod:`coopsim.env.copystage`, one call
-over every copy around the compiled ones); drivers on robots that are not agents
-(:mod:`coopsim.env.copydrivers`: each copy's, hosted as a world hosts them; every kind such a
-robot carries measured); no rules, events or zones (squads are dropped, as the world backend
-drops them; a scenario's own objects stand, in the template's static shapes: the engine pushes
-no object); the scenario's ``[TASK]`` (Python
+engine beyond that (``lidar``, ``light``, ``camera``, ``leds``:
+:mod:`coopsim.env.copystage`, one call over every copy around the compiled ones); drivers
+on robots that are not agents (:mod:`coopsim.env.copydrivers`: each copy's, hosted as a world
+hosts them; every kind such a robot carries measured); no rules, events or zones (squads are
+dropped, as the world backend drops them; a scenario's own objects stand, in the template's
+static shapes: the engine pushes no object); the scenario's ``[TASK]`` (Python
 metrics of :func:`coopsim.env.metrics.forward_speed`, :func:`~coopsim.env.metrics.collisions`,
 :func:`~coopsim.env.metrics.target_distance` or :func:`~coopsim.env.metrics.spread`, and metric
 kinds declaring a ``copy_term``, vectorised; any other metric computed per copy from
@@ -51,8 +52,8 @@ from ..model.kernel import read_only
 from ..model.plugins import MODULES, engine_with
 from ..model.snapshot import Snapshot
 from . import copysense, memory
-from .batch import (BatchWorld, called_task, checked_actions, replicate, task_reward, template,
-                    truncate_at, truncated)
+from .batch import (BatchWorld, batch_motion, called_task, checked_actions, replicate,
+                    task_reward, template, truncate_at, truncated)
 from .copydrivers import CopyDrivers, driven_kinds
 from .copysense import CopyKinds
 from .episode import resolve_task, undriven
@@ -105,19 +106,6 @@ def _template(base, seed):
     return Simulation(spec, seed=seed, engine=engine)
 
 
-def _check_robots(sim, base) -> None:
-    """Every robot: one body, one acting kind that drives (:func:`copysense.drives`); the
-    other kinds are checked by :class:`~coopsim.env.copysense.CopyKinds`."""
-    if len(sim.robots.names) != len(base.robots):
-        raise Unsupported("a robot has several bodies")
-    for robot in sim.world.robots:
-        acting = [m for m in robot.modules if MODULES.get(m).command_fields]
-        if sum(map(copysense.drives, acting)) != 1:
-            raise Unsupported(f"robot {robot.name} acts with {acting or 'nothing'}; the "
-                              "copies backend drives one kind whose kernel hands the engine's "
-                              "drive (kernel_drive ('drive', 2))")
-
-
 def _bytes_a_copy(sim, observe) -> int:
     """:func:`coopsim.env.memory.copies_bytes` of the template ``sim``: its robots, the beams
     of the fan observed, every reading value of its modules."""
@@ -153,9 +141,10 @@ class CopyBatch:
         world = sim.world
         self.n_targets = len(base.targets)
         self.maps = [agent_map(world, a, observe, self.n_targets) for a in self.agents]
-        self.motion = self.maps[0].motion
+        self.motion = batch_motion(self.maps)
         undriven(self.agents, sim.world.robot)
-        _check_robots(sim, base)
+        if len(sim.robots.names) != len(base.robots):  # its acting kinds: CopyKinds checks
+            raise Unsupported("a robot has several bodies")
         memory.check(copies, _bytes_a_copy(sim, self.maps[0].observe), "copies")
         self._metrics = copysense.metric_terms(base, self.task, sim, copies)
         self.kinds = CopyKinds(sim, copies, self.motion, {*self.maps[0].observe,
@@ -179,6 +168,8 @@ class CopyBatch:
         self.reset()
         if self.kinds.stage is not None:  # a kind of Python code asking the engine: refused now
             self.kinds.stage.act(self)
+            self.kinds.stage.actuated = {}
+            self.cmd[...], self.mode[...] = 0.0, 0  # as the reset left them
 
     # -- the template and its copies -----------------------------------------------------------
 
@@ -226,7 +217,7 @@ class CopyBatch:
 
         self.mode = np.zeros(n, np.int64)
         self.cmd, self.state = np.zeros((n, 3)), np.zeros((n, 6))
-        self.act_rows = np.zeros((n, 2))
+        self.act_rows = np.zeros((n, len(MODULES.get(self.motion).command_fields)))
         self.act_view = read_only(self.act_rows)  # the kernel's commands, as a world's
         self.contact = np.zeros((n, 2))
         self._scratch = dict(buf=np.zeros((n, 2)), moved=np.zeros(n, np.uint8),
@@ -285,10 +276,11 @@ class CopyBatch:
             ActionError: as :meth:`BatchWorld.act`.
         """
         a = checked_actions(self, actions)
+        d = a.shape[2]  # the first of the motion module's command values (the rest stay 0)
         if self._whole:
-            self.act_rows.reshape(a.shape)[...] = a
+            self.act_rows.reshape(*a.shape[:2], -1)[..., :d] = a
         else:
-            self.act_rows[self.rows.ravel()] = a.reshape(-1, a.shape[2])
+            self.act_rows[self.rows.ravel(), :d] = a.reshape(-1, d)
 
     def tick(self):
         """One step of every copy; returns self (what :meth:`observation` and

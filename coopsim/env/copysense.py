@@ -80,12 +80,14 @@ class CopyKinds:
     A kind with a ``rate`` measures the robots due this step alone (:class:`coopsim.sim.
     rates.Rates`, staggered over the copies' rows as over the world backend's robots), each
     step's noise laid out for them as the world backend's (:func:`_noise_layout`). The kinds
-    of Python code (no ``kernel_sense``; acting kinds besides ``motion`` with no kernel) are
-    the :class:`~coopsim.env.copystage.CopyStage`'s, around the composed calls.
+    of Python code (no ``kernel_sense``; acting kinds with no ``kernel_actuate``, ``motion``
+    among them: the ``velocity`` drive) are the :class:`~coopsim.env.copystage.CopyStage`'s,
+    around the composed calls.
 
     Raises:
         Unsupported: a measured kind reading a view a composed call does not make, two fans,
-            a second acting kind with a compiled kernel.
+            a second acting kind with a compiled kernel, a ``motion`` kernel that does not
+            hand the engine's drive.
     """
 
     def __init__(self, sim, copies: int, motion: str, measured) -> None:
@@ -107,11 +109,15 @@ class CopyKinds:
                                  for k, v in values.items()})
             if "rate" in values and "rate" not in values.zero and not idle(module, values):
                 timing.append((label, every, tiled))  # due by its rate, measured or not
-            if module.command_fields and label != motion:  # nothing stores its commands
-                if _kernels(label)[1] is not None:
+            actuate = _kernels(label)[1]
+            if module.command_fields and (label != motion or actuate is None):
+                if actuate is not None:
                     raise Unsupported(f"module {label!r} acts by a compiled kernel besides "
                                       f"{motion}: the batch drives one kind")
                 acts.append(label)  # its actuate a stage before the call (copystage)
+            elif label == motion and not drives(label):
+                raise Unsupported(f"module {label!r} acts by a compiled kernel that does not "
+                                  "hand the engine's drive (kernel_drive ('drive', 2))")
             if label != motion and label not in measured:
                 continue
             if label in measured:
@@ -123,7 +129,7 @@ class CopyKinds:
                     fans.append(label)
             if module.state_fields:
                 self.states[label] = KindState(module.state_fields, n)
-            if label == motion:
+            if label == motion and actuate is not None:
                 acting.append((label, module, every, tiled, len(every) == n))
             if label in measured:
                 sensing.append((label, module, every, tiled, False, False, len(every) == n,
@@ -213,8 +219,8 @@ class CopyKinds:
         """The acting kind's ``kernel_actuate`` over the copies' rows (its commands: the
         batch's actions), then the engine's ``drive`` of its columns: the copies' engine
         commands (``batch.cmd``, ``batch.mode``)."""
-        if self.stage is not None:  # the acting kinds of Python code, in module order
-            self.stage.act(batch)
+        if self.stage is not None:  # the acting kinds of Python code, as a world's stages
+            self.stage.act(batch)  # before its composed call
         self.module.act(*self.base(batch), self.acting, (batch.act_view,), self.act_out)
         for rows, _, _, drive in self.acting:
             self.drive((batch.cmd, batch.mode, batch._shared["driven"], ()), rows, drive)

@@ -17,16 +17,20 @@ camera's blobs, a radio's range) meets its own copy's alone. The ray geometry
 (:class:`CopyGeometry`) casts each ray in its copy's own frame against the template's static
 shapes and its copy's chassis. A copy measures as the template scenario run alone would, to
 rounding, and a kind costs its own Python once a step, whatever the number of copies. The
-acting kinds of Python code besides the agents' (the ``leds``) run their ``actuate`` before
-the call, alike, with the commands a batch stores for them: none.
+acting kinds of Python code (the agents' ``velocity``, the ``leds``) run their ``actuate``
+before the call, as a world's stages run before its composed call, on a frame that holds
+each copy in its own frame (the frame of the batch's actions and of what the drivers
+command, a ``track`` reference), with the batch's actions for the agents' kind and the
+zeros a batch stores for the others.
 
 The engine (``frame.physics``) is carried as far as a one-body robot among objects that never
-move needs it (:class:`CopyPhysics`); a kind asking more raises
+move needs it, its drive commands included (:class:`CopyPhysics`); a kind asking more raises
 :class:`~coopsim.env.mapping.Unsupported`, which sends the batch to the ``world`` backend
 when it happens while the batch is made (its first observation and one actuation).
 
-Frames and units: the frame's poses, targets and objects: the copies' grid, m, rad; readings
-and the batch itself: each copy's own frame (the template scenario's world frame), m, rad, s.
+Frames and units: the measuring frame's poses, targets and objects: the copies' grid, m, rad;
+the acting frame's, readings and the batch itself: each copy's own frame (the template
+scenario's world frame), m, rad, s.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from ..model.compiled import jit, prange, warmer
 from ..model.kernel import read_only
 from ..model.plugins import MODULES
 from ..model.threads import kernel_threads
+from ..physics.kinematic.engine import write_drive, write_velocity
 from ..raycast.jitcast import PARALLEL_MIN, fan_directions, static_grids
 from ..raycast.jitfan import FAN_BLOCK, fan_rows
 from .batch import grid_offsets, sensed_reach
@@ -73,14 +78,15 @@ class CopyGeometry:
     each copy's chassis; a ray meets its own copy's shapes alone.
 
     Args:
-        stage: The :class:`CopyStage` (its static grid set, the copies' offsets, the group
-            stride).
+        stage: The :class:`CopyStage` (its static grid set, the group stride).
+        offsets: (K, 2) where the frame puts each copy (the origins' and groups' frame), m.
         pose: (N, 3) every copy's robots, x, y m, yaw rad, each in its copy's frame.
         radius: (N,) m. group: (N,) the template's groups, tiled (not told apart by copy).
     """
 
-    def __init__(self, stage: "CopyStage", pose, radius, group) -> None:
-        self.stage, self.pose, self.radius, self.group = stage, pose, radius, group
+    def __init__(self, stage: "CopyStage", offsets, pose, radius, group) -> None:
+        self.stage, self.offsets, self.pose = stage, offsets, pose
+        self.radius, self.group = radius, group
         self.heading = np.column_stack((np.cos(pose[:, 2]), np.sin(pose[:, 2])))
         self.circles = _c(np.column_stack((pose[:, :2], radius)))
 
@@ -88,19 +94,19 @@ class CopyGeometry:
                  origins: np.ndarray | None = None, edge: np.ndarray | None = None
                  ) -> np.ndarray:
         """:meth:`Geometry.cast_fan <coopsim.sim.sensing.Geometry.cast_fan>`, each robot's
-        rays against its own copy (``origins`` on the copies' grid, as the frame's poses):
+        rays against its own copy (``origins`` where the frame puts the copies):
         (len(rows), len(angles)) m."""
         rows = np.asarray(rows, dtype=np.int64)
-        o = self.pose[rows, :2] if origins is None else origins - self.stage.shift[rows]
+        copy = rows // self.stage.width
+        o = self.pose[rows, :2] if origins is None else origins - self.offsets[copy]
         edge = self.radius[rows] if edge is None else edge
         return self._cast(o, self.heading[rows], fan_directions(
-            np.zeros(0), np.asarray(angles, float))[1], reach, edge, self.group[rows],
-            rows // self.stage.width)
+            np.zeros(0), np.asarray(angles, float))[1], reach, edge, self.group[rows], copy)
 
     def cast(self, origins, directions, max_range, ray_group=None) -> np.ndarray:
         """:meth:`Geometry.cast <coopsim.sim.sensing.Geometry.cast>` for rays cast by robots
-        (``origins`` on the copies' grid, ``directions`` unit): ``ray_group`` (the frame's
-        groups, told apart by copy) says whose copy each ray is cast in: (R,) m.
+        (``origins`` where the frame puts the copies, ``directions`` unit): ``ray_group``
+        (the frame's groups, told apart by copy) says whose copy each ray is cast in: (R,) m.
 
         Raises:
             Unsupported: a ray of no group (its copy unknown).
@@ -111,7 +117,7 @@ class CopyGeometry:
             raise Unsupported("a ray cast with no group: the copies backend cannot tell whose "
                               "copy it is in (backend='world' can)")
         copy, own = np.divmod(rg.astype(np.int64), self.stage.stride)
-        return self._cast(o - self.stage.offsets[copy], directions, _AHEAD, max_range,
+        return self._cast(o - self.offsets[copy], directions, _AHEAD, max_range,
                           np.zeros(len(o)), own, copy)[:, 0]
 
     def _cast(self, o, d, angles, reach, edge, rg, copy) -> np.ndarray:
@@ -158,19 +164,22 @@ class CopiedObjects(Sequence):
 
 
 class CopyPhysics:
-    """``frame.physics`` of the stage's frame: what the engine answers of the copies' robots,
+    """``frame.physics`` of the stage's frames: what the engine answers of the copies' robots,
     one body each, among objects it never moves: no part or joint of any role (NaN, as a
-    world answers for a robot without one) and the objects where they were put (on the
-    copies' grid, as :attr:`~coopsim.model.module.Frame.objects` lists them); any other query
-    raises :class:`~coopsim.env.mapping.Unsupported` (see the module).
+    world answers for a robot without one), the objects where they were put (where the frame
+    puts the copies, as :attr:`~coopsim.model.module.Frame.objects` lists them), and the
+    drive commands (``drive``, ``set_velocity``: the kinematic engine's, written into the
+    copies' command arrays); any other call raises :class:`~coopsim.env.mapping.Unsupported`
+    (see the module).
 
     Args:
         objects: (O, 3) every copy's objects' x, y (m) and yaw (rad), in the frame's order.
-        running: [the label of the kind running now] (what the refusal names).
+        now: ``label``: the kind running now (what the refusal names); ``engine``: the
+            copies' (cmd, mode, driven) arrays (:class:`~coopsim.env.copies.CopyBatch`'s).
     """
 
-    def __init__(self, objects: np.ndarray, running: list) -> None:
-        self._objects, self._running = objects, running
+    def __init__(self, objects: np.ndarray, now: SimpleNamespace) -> None:
+        self._objects, self._now = objects, now
 
     def poses(self, rows: np.ndarray, role: str) -> np.ndarray:
         return np.full((len(rows), 3), np.nan)
@@ -184,8 +193,14 @@ class CopyPhysics:
     def object_poses(self, which: np.ndarray) -> np.ndarray:
         return self._objects[np.asarray(which, dtype=np.int64)]
 
+    def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
+        write_drive(*self._now.engine, rows, forward, turn)
+
+    def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
+        write_velocity(*self._now.engine, rows, velocity)
+
     def __getattr__(self, name: str):
-        raise Unsupported(f"module {self._running[0]!r} asks the engine for {name} "
+        raise Unsupported(f"module {self._now.label!r} asks the engine for {name} "
                           "(frame.physics), which the copies backend does not carry "
                           "(backend='world' does)")
 
@@ -196,10 +211,11 @@ class CopyStage:
     Args:
         sim: The template Simulation (one copy). copies: K. labels: The measured kinds of
             Python code (observed, read by a task or carried by a driven robot), in the
-            simulation's module order. acts: The acting kinds of Python code besides the
-            agents' (their ``actuate`` runs before the call with the commands a batch stores
-            for them: none, zeros). motion: The acting kind's label (its commands: the
-            batch's actions).
+            simulation's module order. acts: The acting kinds of Python code, in module
+            order, that run before the compiled call as a world's stages do (``motion``
+            among them when it has no compiled kernel: its commands, the batch's actions;
+            the others': the zeros a batch stores for them).
+        motion: The agents' acting kind's label.
     """
 
     def __init__(self, sim, copies: int, labels: tuple, acts: tuple, motion: str) -> None:
@@ -213,14 +229,11 @@ class CopyStage:
         self.groups[np.tile(group, copies) == 0] = 0  # no group stays none
         self.labels, self.acts = tuple(labels), tuple(acts)
         gap = 2 * sensed_reach(sim.scenario) + 1.0  # the world backend's default layout
-        self.offsets = grid_offsets(sim.world.floor, copies, gap)[0]
-        self.shift = np.repeat(self.offsets, a, axis=0)
-        world = sim.world
-        targets = np.array([t.position[:2] for t in world.targets], float).reshape(-1, 2)
-        self.targets = read_only((self.offsets[:, None] + targets).reshape(-1, 2))
-        self.colors = tuple(t.color for t in world.targets) * copies
-        placed = tuple(spec for spec, _ in world.objects.values())
-        self.objects = CopiedObjects(placed, self.offsets)
+        self._now = SimpleNamespace(label="", engine=None)
+        #: the copies on the world backend's grid (measuring) and each in its own frame
+        #: (acting: the frame the batch's actions and the drivers' commands are given in)
+        self.grid = self._placed(grid_offsets(sim.world.floor, copies, gap)[0])
+        self.own = self._placed(np.zeros((copies, 2)))
         #: label -> (module, its carriers' rows over every copy, their parameter arrays)
         self.kinds = {}
         for label in (*self.labels, *self.acts):
@@ -229,15 +242,31 @@ class CopyStage:
             self.kinds[label] = (MODULES.get(label), every, {
                 k: np.tile(v, (copies,) + (1,) * (np.ndim(v) - 1)) for k, v in values.items()})
         self.commands = {label: read_only(np.zeros((copies * a, len(
-            MODULES.get(label).command_fields)))) for label in self.acts}
-        self._running = [""]
-        poses = np.array([(*o.position[:2], o.yaw) for o in placed], float).reshape(1, -1, 3)
-        poses = np.repeat(poses, copies, axis=0)
-        poses[:, :, :2] += self.offsets[:, None]
-        self._physics = CopyPhysics(read_only(poses.reshape(-1, 3)), self._running)
+            MODULES.get(label).command_fields)))) for label in self.acts if label != motion}
         self.board: dict = {}
         self.actuated: dict = {}
         self.restart()
+
+    def _placed(self, offsets: np.ndarray) -> SimpleNamespace:
+        """The copies put at ``offsets`` (K, 2) m: their offsets, targets, objects and the
+        engine's answers about them (:class:`CopyPhysics`)."""
+        world, copies = self.sim.world, self.copies
+        targets = np.array([t.position[:2] for t in world.targets], float).reshape(-1, 2)
+        placed = tuple(spec for spec, _ in world.objects.values())
+        poses = np.array([(*o.position[:2], o.yaw) for o in placed], float).reshape(1, -1, 3)
+        poses = np.repeat(poses, copies, axis=0)
+        poses[:, :, :2] += offsets[:, None]
+        return SimpleNamespace(
+            offsets=offsets, shift=np.repeat(offsets, self.width, axis=0),
+            targets=read_only((offsets[:, None] + targets).reshape(-1, 2)),
+            colors=tuple(t.color for t in world.targets) * copies,
+            objects=CopiedObjects(placed, offsets),
+            physics=CopyPhysics(read_only(poses.reshape(-1, 3)), self._now))
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """(K, 2) each copy's place on the measuring frames' grid, m."""
+        return self.grid.offsets
 
     def restart(self) -> None:
         """The board back to the template's start (its floor map alone), nothing actuated."""
@@ -248,38 +277,43 @@ class CopyStage:
         """What the kinds posted on the board (the batch's snapshot's ``extra``)."""
         return {k: v for k, v in self.board.items() if not k.startswith("_") and k != "map"}
 
-    def _frame(self, batch):
-        """The frame of every copy's robots now (see the module)."""
+    def _frame(self, batch, at: SimpleNamespace):
+        """The frame of every copy's robots now, the copies placed ``at`` (:attr:`grid` or
+        :attr:`own`; see the module)."""
         sim, shared = self.sim, batch._shared
         table = SimpleNamespace(radius=shared["radius"], axle=shared["axle"],
                                 group=self.groups, names=batch._names)
         pose = batch.state[:, :3]
         state = batch.state.copy()
-        state[:, :2] += self.shift  # on the copies' grid
+        state[:, :2] += at.shift
         state.flags.writeable = False
+        self._now.engine = (batch.cmd, batch.mode, shared["driven"])
         frame = sim.sensors.frame(sim.world, state, table,
                                   {self.motion: batch.act_view, **self.commands},
-                                  self.actuated, sim.dt, self._physics, self.board,
+                                  self.actuated, sim.dt, at.physics, self.board,
                                   batch.step, batch.time)
-        frame.targets, frame.target_colors, frame.objects = (self.targets, self.colors,
-                                                             self.objects)
-        frame.defer("geometry", lambda: CopyGeometry(self, pose, shared["radius"],
+        frame.targets, frame.target_colors, frame.objects = at.targets, at.colors, at.objects
+        frame.defer("geometry", lambda: CopyGeometry(self, at.offsets, pose, shared["radius"],
                                                      shared["group"]))
         frame.contacts = batch.contact
         return frame
 
     def act(self, batch) -> None:
-        """The acting kinds' ``actuate`` over every copy's robots, in module order, with their
-        stored commands (zeros: nothing stores them in a batch); what each returns is what
-        the sensing frame's ``actuated`` holds (the ``leds``' colours)."""
+        """The acting kinds' ``actuate`` over every copy's robots, in module order, each copy
+        in its own frame, with their stored commands (the motion kind's: the batch's
+        actions; the others': zeros, nothing stores them in a batch); what the drive calls
+        of ``frame.physics`` ask is written into the copies' commands (before the compiled
+        call's drive, as a world's stages act before its composed call); what each returns
+        is what the measuring frame's ``actuated`` holds (the ``leds``' colours, the velocity
+        driven)."""
         if not self.acts:
             return
-        frame = self._frame(batch)
+        frame = self._frame(batch, self.own)
         self.actuated = frame.actuated = {}
         for label in self.acts:
             module, every, values = self.kinds[label]
-            self._running[0] = label
-            found = module.actuate(frame, every, values, self.commands[label][every])
+            self._now.label = label
+            found = module.actuate(frame, every, values, frame.commands[label][every])
             if found is not None:
                 self.actuated[label] = found
 
@@ -287,13 +321,14 @@ class CopyStage:
                 noise: tuple | None) -> None:
         """Each measured kind's reading of every copy's robots into ``out`` (label -> (N,
         width), new arrays), ``prev`` the last readings (kept where a ``rate`` holds them), in
-        module order. ``due``: label -> which of its carriers (copy-major over every copy's)
-        measure now (a mask or a slice; None or absent: all). ``noise``: (the step's noise
-        key, the draw's layout) when the step draws (the kinds' blocks of it, as a world's
-        stages take theirs: :func:`~coopsim.sim.noiseplan.draw_some`), else None."""
+        module order, the copies on the grid. ``due``: label -> which of its carriers
+        (copy-major over every copy's) measure now (a mask or a slice; None or absent: all).
+        ``noise``: (the step's noise key, the draw's layout) when the step draws (the kinds'
+        blocks of it, as a world's stages take theirs:
+        :func:`~coopsim.sim.noiseplan.draw_some`), else None."""
         from ..sim.noiseplan import draw_some
 
-        frame = self._frame(batch)
+        frame = self._frame(batch, self.grid)
         if noise is not None:
             frame.noise = draw_some(noise[0], noise[1], self.labels)
         for label in self.labels:
@@ -304,7 +339,7 @@ class CopyStage:
             if not len(rows):
                 continue
             p = values if pick is None else {k: v[pick] for k, v in values.items()}
-            self._running[0] = label
+            self._now.label = label
             into[rows] = module.measure(frame, rows, p, prev[label][rows], rng)
 
 

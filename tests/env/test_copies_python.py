@@ -52,7 +52,8 @@ class Spot(Module):
 
 
 class Pusher(Module):
-    """An acting kind of Python code that sets its robot's velocity through the engine."""
+    """An acting kind of Python code that stops its robot through the engine (before the
+    composed call, whose drive then moves it)."""
 
     label = "pusher_copies_test"
     command_fields = ("force",)
@@ -62,13 +63,27 @@ class Pusher(Module):
         frame.physics.set_velocity(rows, np.zeros((len(rows), 3)))
 
 
-for kind in (Gauge, Spot, Pusher):
+class Wheel(Module):
+    """A motion kind of Python code: a learner's forward speed and yaw rate handed to the
+    engine's drive."""
+
+    label = "wheel_copies_test"
+    command_fields = ("forward", "turn")
+    action_fields = ("forward m/s", "turn rad/s")
+
+    @classmethod
+    def actuate(cls, frame, rows, p, commands):
+        frame.physics.drive(rows, commands[:, 0], commands[:, 1])
+
+
+for kind in (Gauge, Spot, Pusher, Wheel):
     if kind.label not in MODULES:
         MODULES.register(kind.label)(kind)
 SEER = chassis_type("seer_copies_test", ("motors", "lidar", "light", Spot.label))
 GAUGED = chassis_type("gauged_copies_test", ("motors", "sonar", Gauge.label))
 SCANNER = chassis_type("scanner_copies_test", ("motors", "sonar", "lidar"))
 PUSHED = chassis_type("pushed_copies_test", ("motors", "sonar", Pusher.label))
+WHEELED = chassis_type("wheeled_copies_test", (Wheel.label, "sonar"))
 
 
 def _same(copies, world, snap_w, when: str) -> None:
@@ -168,9 +183,6 @@ def test_a_kind_asking_the_engine_sends_the_batch_to_the_world_backend(caplog):
     with pytest.raises(LearningError, match="backend must be"):
         batch_world(spec, 2, backend="gpu")
     assert isinstance(batch_world(spec, 2, ["r1"], ["sonar"]), CopyBatch)  # the default
-    pushed = batch_world(scenario([robot("r1", 0.0, 0.0, 0.0, PUSHED.label)]), 2, ["r1"],
-                         ["sonar"])  # its actuate is tried once while the batch is made
-    assert pushed.backend == "world" and "set_velocity" in pushed.backend_reason
 
 
 @pytest.mark.parametrize("kind", ["epuck", "kilobot", "thymio", "swarmbot", "turtlebot3"])
@@ -219,3 +231,47 @@ def test_a_driven_robot_carrying_a_kind_of_python_code_runs_on_the_copies(tmp_pa
         name = f"c{c}_walker1"
         assert np.allclose(copies.snapshot().extra["lidar"].of(name), snap.extra["lidar"].of(
             name), rtol=0, atol=TOL)
+
+
+def test_acting_kinds_of_python_code_act_before_the_compiled_drive_as_in_a_world():
+    """A kind stopping its robot through frame.physics.set_velocity acts before the motors'
+    compiled drive (a world's stage before its composed call), which moves the robot on."""
+    spec = scenario([robot("r1", 0.0, 0.0, 0.0, PUSHED.label)])
+    k = 2
+    copies, _, _ = _run_both(spec, k, ["r1"], lambda s: np.full((k, 1, 2), 0.2), 20)
+    assert np.allclose(copies.snapshot().poses[:, :2], [0.04, 0.0], rtol=0, atol=TOL)
+    # a motion kind of Python code driving through the engine's drive: on the copies too
+    spec = scenario([robot("r1", 0.0, 0.0, 0.0, WHEELED.label),
+                     robot("r2", 0.0, 1.0, 0.0, WHEELED.label)])
+    rng = np.random.default_rng(1)
+    copies, _, _ = _run_both(spec, k, ["r1", "r2"],
+                             lambda s: rng.uniform([0.2, -0.5], [0.4, 0.5], (k, 2, 2)), 30,
+                             reset_at=15)
+    assert copies.motion == Wheel.label and copies.backend == "copies"
+    assert np.linalg.norm(copies.snapshot().poses[:, :2] - [[0, 0], [0, 1]] * k, axis=1).min() \
+        > 0.02
+
+
+def test_a_velocity_drive_flies_on_the_copies_as_on_the_world_backend(tmp_path):
+    """holonomic robots (their velocity module: Python code driving by set_velocity): two
+    agents a copy flown at random and a third tracking a figure-eight with its driver (the
+    reference in its copy's own frame, as the driver reads its pose there), a copy reset
+    half way; every observation and every robot's place as the world backend's."""
+    text = "[WORLD]\nfile " + str(ROOT / "worlds" / "empty.world") + "\n"
+    for i, (pose, more) in enumerate((("-1 0 0", ""), ("1 0.5 1", ""), (
+            "0 -1 0", "driver tracking shape eight size 1 period 4\n")), 1):
+        text += f"[ROBOT_{i}]\ntype holonomic\nname q{i}\nposition {pose}\n{more}"
+    path = tmp_path / "quads.scenario"
+    path.write_text(text + "[SETTINGS]\ndt 0.02\nmode lockstep\n")
+    k, rng = 3, np.random.default_rng(5)
+    copies, world, snap = _run_both(str(path), k, None,
+                                    lambda s: rng.uniform(-1.5, 1.5, (k, 2, 3)), 80,
+                                    reset_at=40)
+    assert copies.agents == ("q1", "q2") and copies.motion == "velocity"
+    mine = copies.snapshot()
+    rows = [snap.index[name] for name in mine.robots]
+    theirs = snap.poses[rows, :2] - np.repeat(world.offsets, 3, axis=0)
+    assert np.allclose(mine.poses[:, :2], theirs, rtol=0, atol=TOL)
+    q3 = mine.poses[[mine.index[f"c{c}_q3"] for c in range(k)], :2]
+    assert (np.linalg.norm(q3 - [0.0, -1.0], axis=1) > 0.3).all()  # off on its eight
+    assert not np.allclose(q3[0], q3[1])  # copy 0 started over half way

@@ -102,6 +102,43 @@ class _Object:
     carrier: tuple | None = None
 
 
+def write_drive(cmd, mode, driven, rows, forward, turn) -> None:
+    """:meth:`KinematicEngine.drive` into the command arrays ``cmd`` (N, 3), ``mode`` (N,)
+    of robots ``driven`` (N,) (an engine's, or the copies batch backend's): robots ``rows``
+    that are driven get (forward m/s, 0, turn rad/s), a value not finite taken as 0."""
+    rows = np.asarray(rows, dtype=np.int64)
+    forward, turn = np.asarray(forward, dtype=float), np.asarray(turn, dtype=float)
+    if rows.ndim == forward.ndim == turn.ndim == 1 and len(rows) == len(forward) == len(turn):
+        # one compiled loop (numpy's ~10 passes over the rows were a serial millisecond a
+        # step at 100,000 robots)
+        small.drive_small(cmd, mode, driven, rows, forward, turn)
+        return
+    rows, forward, turn = _driven_rows(driven, rows, forward, turn)
+    cmd[rows, 0], cmd[rows, 1], cmd[rows, 2] = forward, 0.0, turn
+    mode[rows] = DIFFERENTIAL
+
+
+def write_velocity(cmd, mode, driven, rows, velocity) -> None:
+    """:meth:`KinematicEngine.set_velocity` into the command arrays (as :func:`write_drive`):
+    robots ``rows`` that are driven get ``velocity`` (len(rows), 3): world vx, vy m/s, yaw
+    rate rad/s, a value not finite taken as 0."""
+    rows, velocity = _driven_rows(driven, rows, velocity)
+    cmd[rows] = velocity
+    mode[rows] = VELOCITY
+
+
+def _driven_rows(driven, rows, *values) -> tuple:
+    """``rows`` and the values aligned with them (non-finite values as 0), without the robots
+    not ``driven`` (as pymunk, where they have no control body)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    values = [np.asarray(v, dtype=float) for v in values]
+    values = [v if np.isfinite(v).all() else np.where(np.isfinite(v), v, 0.0) for v in values]
+    keep = driven[rows]
+    if keep.all():
+        return (rows, *values)
+    return (rows[keep], *(v[keep] for v in values))
+
+
 class KinematicEngine(Engine):
     """Kinematic integration with overlap resolution (one-body robots, static objects).
 
@@ -348,23 +385,13 @@ class KinematicEngine(Engine):
 
     def drive(self, rows: np.ndarray, forward: np.ndarray, turn: np.ndarray) -> None:
         """See :meth:`Engine.drive`; a value that is not a finite number is taken as 0."""
-        # one compiled loop, as _driven_rows would (numpy's ~10 passes over the rows were a
-        # serial millisecond a step at 100,000 robots)
         self._sync()
-        rows = np.asarray(rows, dtype=np.int64)
-        forward, turn = np.asarray(forward, dtype=float), np.asarray(turn, dtype=float)
-        if rows.ndim == forward.ndim == turn.ndim == 1 and len(rows) == len(forward) == len(turn):
-            small.drive_small(self.cmd, self.mode, self.driven, rows, forward, turn)
-            return
-        rows, forward, turn = self._driven_rows(rows, forward, turn)
-        self.cmd[rows, 0], self.cmd[rows, 1], self.cmd[rows, 2] = forward, 0.0, turn
-        self.mode[rows] = DIFFERENTIAL
+        write_drive(self.cmd, self.mode, self.driven, rows, forward, turn)
 
     def set_velocity(self, rows: np.ndarray, velocity: np.ndarray) -> None:
         """See :meth:`Engine.set_velocity`; a value that is not a finite number is taken as 0."""
-        rows, velocity = self._driven_rows(rows, velocity)
-        self.cmd[rows] = velocity
-        self.mode[rows] = VELOCITY
+        self._sync()
+        write_velocity(self.cmd, self.mode, self.driven, rows, velocity)
 
     def reset_rows(self, rows: np.ndarray, state: np.ndarray) -> None:
         """See :meth:`Engine.reset_rows`: the rows' pose, heading, velocity and command are
@@ -378,19 +405,6 @@ class KinematicEngine(Engine):
         self.heading[rows, 1] = np.sin(state[:, 2])
         self.state[rows] = state
         self.cmd[rows] = 0.0
-
-    def _driven_rows(self, rows, *values) -> tuple:
-        """``rows`` and the values aligned with them (non-finite values as 0), without
-        undriven robots (as pymunk, where they have no control body)."""
-        self._sync()
-        rows = np.asarray(rows, dtype=np.int64)
-        values = [np.asarray(v, dtype=float) for v in values]
-        values = [v if np.isfinite(v).all() else np.where(np.isfinite(v), v, 0.0)
-                  for v in values]
-        keep = self.driven[rows]
-        if keep.all():
-            return (rows, *values)
-        return (rows[keep], *(v[keep] for v in values))
 
     def contacts(self, pose: np.ndarray) -> np.ndarray:
         """(N, 2) front / rear contact flags of the last step (``pose`` unused: the headings
