@@ -46,6 +46,12 @@ def sensed_reach(scenario: ScenarioSpec) -> float:
     return reach
 
 
+def copy_gap(scenario: ScenarioSpec, gap: float | None = None) -> float:
+    """The distance between copies laid out on a grid, m: ``gap``, else twice the farthest
+    :func:`sensed_reach` plus 1 m (no ray or contact of one copy reaches another)."""
+    return 2 * sensed_reach(scenario) + 1.0 if gap is None else float(gap)
+
+
 def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
               monitors: bool = True):
     """One scenario holding ``copies`` copies of ``scenario`` on a grid.
@@ -66,7 +72,7 @@ def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,
             raise LearningError(f"batched worlds copy robots, objects, targets and monitors; "
                                 f"scenario {scenario.name} has {what}")
     floor = scenario.world.floor
-    gap = 2 * sensed_reach(scenario) + 1.0 if gap is None else float(gap)
+    gap = copy_gap(scenario, gap)
     offsets, size = grid_offsets(floor, copies, gap)
     objects, robots, targets, metrics, names = [], [], [], [], []
     originals = members(scenario)
@@ -126,7 +132,7 @@ def _caster(base: ScenarioSpec, offsets: np.ndarray, gap: float | None):
     from .batchcast import CopyCaster
 
     floor = base.world.floor
-    gap = 2 * sensed_reach(base) + 1.0 if gap is None else float(gap)
+    gap = copy_gap(base, gap)
     half = (floor.length / 2 + WALL + gap / 4, floor.width / 2 + WALL + gap / 4)
     return CopyCaster(offsets, half)
 

@@ -82,7 +82,7 @@ def batch_world(scenario, copies: int, robots=None, observe=None, task=None,
     reason = "asked for (backend='world')"
     if backend != "world":
         try:
-            return CopyBatch(scenario, copies, robots, observe, task, seed, lean, threads)
+            return CopyBatch(scenario, copies, robots, observe, task, seed, lean, threads, gap)
         except Unsupported as why:
             if backend == "copies":
                 raise LearningError(f"the copies backend cannot run this batch: {why}") from None
@@ -120,7 +120,9 @@ class CopyBatch:
 
     The interface is :class:`~coopsim.env.batch.BatchWorld`'s (``agents``, ``maps``,
     ``act``, ``tick``, ``observation``, ``outcome``, ``reset``, ``reset_copies``, ``steps``,
-    ``dt``); ``threads``: numba threads for the step (None: the thread policy's count).
+    ``dt``); ``threads``: numba threads for the step (None: the thread policy's count);
+    ``gap``: where the kinds of Python code see the copies (m between them; each copy's own
+    readings and poses do not depend on it, as the world backend's).
 
     Raises:
         Unsupported: what the per-copy step or the kinds' kernels do not model (see the
@@ -132,7 +134,7 @@ class CopyBatch:
 
     def __init__(self, scenario, copies: int, robots=None, observe=None, task=None,
                  seed: int | None = None, lean: bool = False,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, gap: float | None = None) -> None:
         base, self.agents = template(scenario, copies, robots, observe, lean)
         replicate(base, 1)  # the world backend's refusals (rules, events, zones), its words
         self.base, self.copies, self.threads = base, copies, threads
@@ -149,7 +151,7 @@ class CopyBatch:
         self._metrics = copysense.metric_terms(base, self.task, sim, copies)
         self.kinds = CopyKinds(sim, copies, self.motion, {*self.maps[0].observe,
                                                           *copysense.measured(self._metrics),
-                                                          *driven_kinds(sim)})
+                                                          *driven_kinds(sim)}, gap)
         self.seed = sim.seed
         self.action_low = np.stack([m.action_low for m in self.maps])
         self.action_high = np.stack([m.action_high for m in self.maps])

@@ -75,7 +75,8 @@ class CopyKinds:
     Args:
         sim: The template Simulation (one copy). copies: K. motion: The acting kind's label.
         measured: The labels whose readings the batch reads (observed, and the contact kinds
-            of its ``collisions`` terms).
+            of its ``collisions`` terms). gap: The stage's distance between copies
+            (:class:`~coopsim.env.copystage.CopyStage`).
 
     A kind with a ``rate`` measures the robots due this step alone (:class:`coopsim.sim.
     rates.Rates`, staggered over the copies' rows as over the world backend's robots), each
@@ -90,7 +91,8 @@ class CopyKinds:
             hand the engine's drive.
     """
 
-    def __init__(self, sim, copies: int, motion: str, measured) -> None:
+    def __init__(self, sim, copies: int, motion: str, measured, gap: float | None = None
+                 ) -> None:
         from ..sim.compose import ComposedPass, noise_scratch  # sim/: when a batch is made
         from ..sim.sensing import idle
         from ..sim.tables import ParamArrays
@@ -160,7 +162,7 @@ class CopyKinds:
                              for e in sensing)
         self.widths = {label: module_width(label, len(sim.world.targets))
                        for label in (*self.labels, *python)}
-        self.stage = CopyStage(sim, copies, tuple(python), tuple(acts), motion) \
+        self.stage = CopyStage(sim, copies, tuple(python), tuple(acts), motion, gap) \
             if python or acts else None
         self.beams = found.beams.get(self.fan)
         self.targets = np.array([t.position[:2] for t in sim.world.targets],

@@ -48,7 +48,7 @@ from ..model.threads import kernel_threads
 from ..physics.kinematic.engine import write_drive, write_velocity
 from ..raycast.jitcast import PARALLEL_MIN, fan_directions, static_grids
 from ..raycast.jitfan import FAN_BLOCK, fan_rows
-from .batch import grid_offsets, sensed_reach
+from .batch import copy_gap, grid_offsets
 from .mapping import Unsupported
 
 
@@ -215,10 +215,12 @@ class CopyStage:
             order, that run before the compiled call as a world's stages do (``motion``
             among them when it has no compiled kernel: its commands, the batch's actions;
             the others': the zeros a batch stores for them).
-        motion: The agents' acting kind's label.
+        motion: The agents' acting kind's label. gap: The measuring frame's distance between
+            copies, m (:func:`~coopsim.env.batch.copy_gap`, as the world backend's).
     """
 
-    def __init__(self, sim, copies: int, labels: tuple, acts: tuple, motion: str) -> None:
+    def __init__(self, sim, copies: int, labels: tuple, acts: tuple, motion: str,
+                 gap: float | None = None) -> None:
         self.sim, self.copies, self.motion = sim, copies, motion
         c, cg, s, sg = sim.world.engine.static_geometry()
         self.grids = static_grids(c, s, cg, sg)  # the template's, in every copy's frame
@@ -228,7 +230,7 @@ class CopyStage:
         self.groups = (np.arange(copies)[:, None] * self.stride + group).ravel()
         self.groups[np.tile(group, copies) == 0] = 0  # no group stays none
         self.labels, self.acts = tuple(labels), tuple(acts)
-        gap = 2 * sensed_reach(sim.scenario) + 1.0  # the world backend's default layout
+        gap = copy_gap(sim.scenario, gap)  # the world backend's layout
         self._now = SimpleNamespace(label="", engine=None)
         #: the copies on the world backend's grid (measuring) and each in its own frame
         #: (acting: the frame the batch's actions and the drivers' commands are given in)

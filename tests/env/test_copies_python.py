@@ -95,11 +95,11 @@ def _same(copies, world, snap_w, when: str) -> None:
         assert np.allclose(oc[label], want, rtol=0, atol=TOL, equal_nan=True), (when, label)
 
 
-def _run_both(spec, k, agents, act, steps, reset_at=None):
+def _run_both(spec, k, agents, act, steps, reset_at=None, gap=None):
     """Both backends stepped alike with ``act(step)`` (K, A, 2); the copies batch, the world
     batch and the world's last snapshot, every observation compared on the way."""
-    copies = batch_world(spec, k, agents, None, None, seed=0)
-    world = batch_world(spec, k, agents, None, None, seed=0, backend="world")
+    copies = batch_world(spec, k, agents, None, None, gap, seed=0)
+    world = batch_world(spec, k, agents, None, None, gap, seed=0, backend="world")
     assert copies.agents == world.agents
     assert copies.backend == "copies", copies.backend_reason
     copies.reset(seed=4)
@@ -141,7 +141,7 @@ def test_each_copy_casts_against_its_own_robots_alone():
     in copy 1 it stays. r1's lidar (a fan from its mounting point) and its light sensor (one
     ray to the lamp, shadowed by robots) see copy 1's r2 in copy 1 alone, as on the world
     backend; noise and dropout included. A kind reading its robot's place reads the world
-    backend's big floor (the copies laid out alike)."""
+    backend's big floor (the copies laid out alike, the gap between them given)."""
     def seers(*noise):
         params = (("lidar", "beams", 16), ("lidar", "max_range", 3.0), ("lidar", "x", 0.05),
                   ("light", "gain", 1000.0), *noise)
@@ -162,8 +162,10 @@ def test_each_copy_casts_against_its_own_robots_alone():
         a[0, 1] = 0.5  # copy 0: r2 drives off the line (it faces +y)
         return a
 
-    copies, _, _ = _run_both(spec, 2, ["r1", "r2"], act, 60)
+    copies, _, _ = _run_both(spec, 2, ["r1", "r2"], act, 60, gap=23.0)
     obs = copies.observation()
+    spot = obs[Spot.label][:, 0]  # r1 at rest in either copy, the floors 8 m + 23 m apart
+    assert np.allclose(spot[1] - spot[0], [8.0 + 23.0, 0.0], rtol=0, atol=TOL)
     light = obs["light"][:, 0, 0]  # r1's
     assert light[0] > 100.0 and light[1] < 10.0  # the lamp 2.5 m off, seen in copy 0 alone
     ahead = copies.snapshot().extra["lidar"]
