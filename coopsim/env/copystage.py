@@ -41,35 +41,19 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..model.compiled import jit, prange, warmer
 from ..model.kernel import read_only
 from ..model.plugins import MODULES
 from ..model.threads import kernel_threads
 from ..physics.kinematic.engine import write_drive, write_velocity
-from ..raycast.jitcast import PARALLEL_MIN, fan_directions, static_grids
-from ..raycast.jitfan import FAN_BLOCK, fan_rows
+from ..raycast.jitcast import PARALLEL_MIN, contiguous, fan_directions, static_grids
+from ..raycast.jitfan import fan_gather
 from .batch import copy_gap, grid_offsets
 from .mapping import Unsupported
 
 
-@jit(parallel=True)
-def cast_fans(o, d, angles, reach, edge, rg, grids, copy_of, width, cdata, cgroup, out):
-    """The fans of robots cast each in its own copy: rays from o[n] (M, 2) m along the
-    heading d[n] = (cos, sin) turned by each of ``angles`` (K, 2) = (cos, sin), of length
-    reach[n] + edge[n], against the static grid set ``grids`` (one copy's, in its frame) and
-    the chassis copy_of[n] x ``width`` .. + width - 1 of ``cdata`` (N, 3) [x, y, r] (groups
-    ``cgroup``; a ray skips its own group ``rg[n]``); out (M, K) = min(reach, distance -
-    edge), m (:func:`~coopsim.raycast.jitfan.fan_rows` on blocks of robots)."""
-    n_all = len(out)
-    dirs = np.empty((n_all, 2, out.shape[1]))
-    for b in prange((n_all + FAN_BLOCK - 1) // FAN_BLOCK):
-        r0 = np.int64(b) * FAN_BLOCK  # prange's index is unsigned
-        fan_rows(r0, min(r0 + FAN_BLOCK, n_all), o, d, angles, reach, edge, rg, grids, dirs,
-                 out, copy_of, width, cdata, cgroup, np.bool_(False))
-
-
 def _c(a, dtype=np.float64) -> np.ndarray:
-    return np.ascontiguousarray(a, dtype=dtype)
+    """``a`` of ``dtype`` in the one layout the ray kernels are compiled for."""
+    return contiguous(np.asarray(a, dtype=dtype))
 
 
 class CopyGeometry:
@@ -88,7 +72,7 @@ class CopyGeometry:
         self.stage, self.offsets, self.pose = stage, offsets, pose
         self.radius, self.group = radius, group
         self.heading = np.column_stack((np.cos(pose[:, 2]), np.sin(pose[:, 2])))
-        self.circles = _c(np.column_stack((pose[:, :2], radius)))
+        self.circles = np.column_stack((pose[:, :2], radius))
 
     def cast_fan(self, rows: np.ndarray, angles: np.ndarray, reach: np.ndarray,
                  origins: np.ndarray | None = None, edge: np.ndarray | None = None
@@ -122,13 +106,14 @@ class CopyGeometry:
 
     def _cast(self, o, d, angles, reach, edge, rg, copy) -> np.ndarray:
         """(M, K) rays from ``o`` (M, 2) in the copies' frames along ``d`` (M, 2) turned by
-        ``angles`` (K, 2), each against its ``copy``'s shapes: :func:`cast_fans`, m."""
+        ``angles`` (K, 2), each against its ``copy``'s shapes: the ray caster's
+        :func:`~coopsim.raycast.jitfan.fan_gather`, m."""
         out = np.empty((len(o), len(angles)))
         with kernel_threads(out.size, PARALLEL_MIN, 1):
-            cast_fans(_c(o), _c(d), angles, _c(np.broadcast_to(np.asarray(reach, float),
-                                                               len(o))),
-                      _c(edge), _c(rg, np.int64), self.stage.grids, _c(copy, np.int64),
-                      np.int64(self.stage.width), self.circles, _c(self.group, np.int64), out)
+            fan_gather(_c(o), _c(d), angles, _c(np.broadcast_to(np.asarray(reach, float),
+                                                                len(o))),
+                       _c(edge), _c(rg, np.int64), self.stage.grids, out, _c(copy, np.int64),
+                       np.int64(self.stage.width), self.circles, _c(self.group, np.int64))
         return out
 
 
@@ -343,22 +328,3 @@ class CopyStage:
             p = values if pick is None else {k: v[pick] for k, v in values.items()}
             self._now.label = label
             into[rows] = module.measure(frame, rows, p, prev[label][rows], rng)
-
-
-def _load() -> None:
-    """Compile (or load) :func:`cast_fans` with two one-robot copies on an empty floor
-    (:func:`coopsim.model.compiled.warmer`)."""
-    from ..raycast.jitcast import static_grids
-
-    grids = static_grids(np.zeros((0, 3)), np.array([[-3.0, -3.0, 3.0, -3.0]]),
-                         np.zeros(0, np.int64), np.zeros(1, np.int64))
-    o = np.zeros((2, 2))
-    heading = np.array([[1.0, 0.0], [1.0, 0.0]])
-    cdata = np.array([[0.0, 0.0, 0.2], [0.0, 0.0, 0.2]])
-    groups = np.array([1, 1], np.int64)
-    cast_fans(o, heading, np.array([[1.0, 0.0], [0.0, -1.0]]), np.full(2, 2.0),
-              np.zeros(2), groups, grids, np.array([0, 1], np.int64), np.int64(1), cdata,
-              groups, np.empty((2, 2)))
-
-
-WARM = warmer(_load)

@@ -207,6 +207,7 @@ def _rows(o, d, fan, angles, reach, edge, rg, grids, out):
 _NO_GEOM = np.zeros(10)  # geom row of a grid without cells
 _NO_ANGLES = np.zeros((1, 2))  # the fan angles of a plain cast (unused)
 _NO_EDGE = np.zeros(1)  # a plain cast's rays start at their origin
+_NO_ROWS, _NO_CIRCLES = np.empty(0, np.int64), np.empty((0, 3))  # a fan with no copies
 
 
 def contiguous(a: np.ndarray) -> np.ndarray:
@@ -369,8 +370,9 @@ class JitRayCaster:
             grids = combine(self._static, _grid(moving if fan else checked_shapes(*moving),
                                                 self.cell_size, self._static[0][0],
                                                 many=many), many)
-            if gather:
-                fan_gather(o, d, angles, reach, edge, rg, grids, out)
+            if gather:  # no copies: no circle runs
+                fan_gather(o, d, angles, reach, edge, rg, grids, out, _NO_ROWS, np.int64(0),
+                           _NO_CIRCLES, _NO_ROWS)
             else:
                 _rows(o, d, fan, angles, reach, edge, rg, grids, out)
         return out

@@ -187,16 +187,18 @@ FAN_BLOCK = 16
 
 
 @_jit(parallel=True)
-def fan_gather(o, d, angles, reach, edge, rg, grids, out):
+def fan_gather(o, d, angles, reach, edge, rg, grids, out, copy_of, width, cdata, cgroup):
     """Every robot's fan (see :func:`coopsim.raycast.jitcast._row`): rays from o[n] along the
     heading d[n] = (cos, sin) turned by each of ``angles`` (K, 2) = (cos, sin), of length
-    reach[n] + edge[n]; out[n, k] = min(reach[n], distance - edge[n]), m: :func:`fan_rows` on
-    blocks of :data:`FAN_BLOCK` robots, shared among numba's threads."""
+    reach[n] + edge[n], against ``grids`` and, with ``width`` > 0, the circles of robot n's
+    copy (copy_of[n] x ``width`` .. + ``width`` - 1 of ``cdata`` (C, 3) [x, y, r], groups
+    ``cgroup``: the batched copies' chassis, each copy in its own frame); out[n, k] =
+    min(reach[n], distance - edge[n]), m: :func:`fan_rows` on blocks of :data:`FAN_BLOCK`
+    robots, shared among numba's threads."""
     n_all = len(out)
     dirs = np.empty((n_all, 2, out.shape[1]))
-    none, no_circles = np.empty(0, np.int64), np.empty((0, 3))  # no circle runs
     for b in prange((n_all + FAN_BLOCK - 1) // FAN_BLOCK):
         r0 = np.int64(b) * FAN_BLOCK  # prange's index is unsigned
-        # np.int64 and np.bool_, as the other callers pass them: literals compile another
+        # np.bool_, as the other callers pass it: a literal compiles another
         fan_rows(r0, min(r0 + FAN_BLOCK, n_all), o, d, angles, reach, edge, rg, grids, dirs,
-                 out, none, np.int64(0), no_circles, none, np.bool_(False))
+                 out, copy_of, width, cdata, cgroup, np.bool_(False))
