@@ -22,42 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.compiled import jit as _jit
-from ..model.compiled import prange, warmer
 from ..model.threads import kernel_threads
 from ..raycast.jitcast import (CELL_SIZE, PARALLEL_MIN, JitRayCaster, checked_shapes,
                                contiguous, static_grids)
-from ..raycast.jitfan import FAN_BLOCK, fan_rows
-
-
-@_jit(parallel=True)
-def copy_fan(poses, shift, d, angles, reach, edge, rg, grids, copy_of, width, order, circles,
-             out):
-    """Every robot's fan in its copy's frame: poses (N, 3) world frame, shift (N, 2) each
-    robot's copy offset (its origin is pose - shift), d (N, 2) headings (cos, sin), ``angles``
-    (K, 2) (cos, sin), reach/edge (N,), rg (N,) groups, ``grids`` one copy's static grid set
-    (copy frame), copy_of (N,) each robot's copy; ``order`` (N,) the robot rows copy by copy
-    (copy c's ``width`` rows from c x width) and ``circles`` (N, 3) their chassis (world frame,
-    row order; not at ``poses`` when the rays start at mounting points): the chassis are
-    tested in the copy frame in ``order``; out (N, K) as
-    :func:`coopsim.raycast.jitfan.fan_gather` fills it, m. The frame change and the gathers
-    are this kernel's (one dispatch a step instead of numpy's dozen); the fans,
-    :func:`~coopsim.raycast.jitfan.fan_rows` on blocks of robots."""
-    n_all = len(out)
-    o = np.empty((n_all, 2))
-    for i in range(n_all):
-        o[i, 0], o[i, 1] = poses[i, 0] - shift[i, 0], poses[i, 1] - shift[i, 1]
-    cdata, cgroup = np.empty((n_all, 3)), np.empty(n_all, np.int64)
-    for j in range(n_all):
-        m = order[j]
-        cdata[j, 0], cdata[j, 1] = circles[m, 0] - shift[m, 0], circles[m, 1] - shift[m, 1]
-        cdata[j, 2], cgroup[j] = circles[m, 2], rg[m]
-    dirs = np.empty((n_all, 2, out.shape[1]))  # jitfan.fan_rays's layout
-    for b in prange((n_all + FAN_BLOCK - 1) // FAN_BLOCK):
-        r0 = np.int64(b) * FAN_BLOCK  # prange's index is unsigned
-        # the chassis of its own copy (its own skipped by group)
-        fan_rows(r0, min(r0 + FAN_BLOCK, n_all), o, d, angles, reach, edge, rg, grids, dirs,
-                 out, copy_of, width, cdata, cgroup, np.bool_(False))
+from ..raycast.jitfan import fan_gather
 
 
 def _local(shapes: np.ndarray, centre: np.ndarray, offsets: np.ndarray, half: np.ndarray):
@@ -135,27 +103,16 @@ class CopyCaster(JitRayCaster):
                 or len(c) != n or not self._whole):
             return super().fan(poses, heading, fan, max_range, radius, groups, moving)
         out = np.empty((n, len(fan)))
+        # each ray origin and its copy's chassis (row order: copy c's from c x width) moved
+        # into the copy's frame; the chassis are not at ``poses`` when the rays start at
+        # mounting points
+        shift, order = self._shift, self._order
+        origins = poses[:, :2] - shift
+        circles = c[order] - np.column_stack((shift[order], np.zeros(n)))
         # The run's thread policy (--threads, [SETTINGS] threads): one row per robot, so
         # the same bits for any count.
         with kernel_threads(out.size, PARALLEL_MIN, 1):  # a block of robots at a time
-            copy_fan(poses, self._shift, heading, fan, max_range, radius, groups, self._copy,
-                     self.copy_of, self.members.shape[1], self._order, c, out)
+            fan_gather(origins, contiguous(heading), fan, contiguous(max_range),
+                       contiguous(radius), contiguous(groups), self._copy, out, self.copy_of,
+                       np.int64(self.members.shape[1]), circles, groups[order])
         return out
-
-
-def _load() -> None:
-    """Compile (or load) :func:`copy_fan` with a tiny batch
-    (:func:`coopsim.model.compiled.warmer`)."""
-    caster = CopyCaster(np.array([[0.0, 0.0], [10.0, 0.0]]), (4.0, 4.0))
-    caster.set_static(None, np.array([[-3.0, -3.0, 3.0, -3.0], [7.0, -3.0, 13.0, -3.0]]))
-    caster.set_copies(np.array([[0], [1]]))
-    poses = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]])
-    heading = np.array([[1.0, 0.0], [1.0, 0.0]])
-    fan = np.array([[1.0, 0.0], [0.0, -1.0]])
-    groups, radius = np.array([1, 2]), np.full(2, 0.2)
-    moving = (np.column_stack((poses[:, :2], radius)), np.zeros((0, 4)), groups,
-              np.zeros(0, np.int64))
-    caster.fan(poses, heading, fan, np.full(2, 2.0), radius, groups, moving)
-
-
-WARM = warmer(_load)

@@ -16,7 +16,8 @@ its rays walked one by one instead. The per-robot parts are inline functions: :f
 (the directions), :func:`fan_grids` (the hits against a grid set, such as
 :func:`coopsim.raycast.jitcast.static_grids` builds) and :func:`fan_circles` (against a run of
 circles); :func:`fan_rows` puts them together for a block of robots, and every fan kernel calls
-it (here, and the batched copies' coopsim/env/copykernels.py and batchcast.py).
+it (:func:`fan_gather`, which the batch backends' casters call too, and the batched copies'
+step, coopsim/env/copykernels.py).
 Frames and units: world frame, metres.
 """
 
@@ -163,7 +164,7 @@ def fan_rows(r0, r1, o, d, angles, reach, edge, rg, grids, dirs, out, copy_of, w
     lo = copy_of[n] x width (copy_of empty: the robot's own run of ``width`` rows,
     n // width x width); dirs (N, 2, K) its scratch; out[n, k] = min(reach[n], distance -
     edge[n]), m, clipped to [0, reach[n]] when ``clip`` (NaN kept). Every fan kernel calls it
-    (:func:`fan_gather`, the batched copies' ``step_copies`` and ``copy_fan``): a kernel of its
+    (:func:`fan_gather` and the batched copies' ``step_copies``): a kernel of its
     own (uncounted: it makes no array), compiled once, where each caller inlining the fan
     compiled it again; a call casts a block of robots, so its entry costs little."""
     for n in range(r0, r1):
