@@ -42,8 +42,10 @@ from .mapping import Unsupported
 TERMS = {metrics.forward_speed: "forward", metrics.collisions: "collisions",
          metrics.target_distance: "target_distance", metrics.spread: "spread"}
 #: The views a composed call makes that the copies (a 2D engine's, no clock, no engine to ask
-#: for arms or what a gripper holds) do not
-UNMADE = ("state3d", "full_state", "clock", "below", *armviews.NAMES)
+#: for arms) do not; ``held`` they make: nothing is ever held (only a world grasps, at a
+#: command acting on the simulation, which no batch stores)
+UNMADE = ("state3d", "full_state", "clock", "below",
+          *(name for name in armviews.NAMES if name != "held"))
 
 
 def _kernels(label: str) -> tuple:
@@ -165,6 +167,9 @@ class CopyKinds:
         self.stage = CopyStage(sim, copies, tuple(python), tuple(acts), motion, gap) \
             if python or acts else None
         self.beams = found.beams.get(self.fan)
+        #: the arm views of the sensing call: ``held`` alone, every robot holding nothing
+        self.arms = UNREAD if not found.arms else (
+            armviews.NO_ARM, armviews.NO_CHAIN, armviews.NO_WRENCH, read_only(np.zeros((n, 2))))
         self.targets = np.array([t.position[:2] for t in sim.world.targets],
                                 dtype=float).reshape(-1, 2)
         self.colors = tuple(t.color for t in sim.world.targets)
@@ -211,11 +216,12 @@ class CopyKinds:
         for arr in self.readings.values():
             arr[rows] = 0.0
 
-    def base(self, batch) -> tuple:
-        """The arrays a composed call takes first (coopsim.sim.compose.BASE) of ``batch``."""
+    def base(self, batch, arms=UNREAD) -> tuple:
+        """The arrays a composed call takes first (coopsim.sim.compose.BASE) of ``batch``
+        (``arms``: the sensing call's arm views, :attr:`arms`)."""
         s = batch._shared
         return (batch.state, s["radius"], s["axle"], s["group"], UNREAD, UNREAD, UNREAD,
-                batch.contact, self.dt, self.targets, UNREAD)
+                batch.contact, self.dt, self.targets, arms)
 
     def act(self, batch) -> None:
         """The acting kind's ``kernel_actuate`` over the copies' rows (its commands: the
@@ -256,7 +262,7 @@ class CopyKinds:
             k = self.labels.index(self.fan)
             ranges = batch.ranges if every_now[k] else batch.ranges[rows_now[k]]
             casts = (cast_given(self.beams[1], batch._shared["reach"], ranges),)
-        self.module.sense(*self.base(batch), self.keys, noise, sensing, prevs, outs,
+        self.module.sense(*self.base(batch, self.arms), self.keys, noise, sensing, prevs, outs,
                           casts, (), NO_SCENE)
         out = {}
         for label, rows, every, made in zip(self.labels, rows_now, every_now, outs):

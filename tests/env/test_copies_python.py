@@ -207,12 +207,17 @@ def test_every_robot_type_reads_on_the_copies_what_it_reads_on_the_world_backend
         assert not copies.observation()["leds"][:, 1].any()
 
 
-def test_a_gripper_reading_what_an_engine_holds_sends_the_batch_to_the_world_backend():
-    spec = scenario([robot("r1", 0.0, 0.0, 0.0, "gripperbot")])
-    batch = batch_world(spec, 2, ["r1"], None, None, seed=0)
-    assert batch.backend == "world" and "gripper reads held" in batch.backend_reason
-    batch.act(np.zeros((2, 2)))
-    assert batch.observation(batch.tick())["gripper"].shape[0] == 2
+def test_a_gripper_runs_on_the_copies_holding_nothing_as_on_the_world_backend():
+    """Its ``held`` view (a kernel reading what the engine holds): a batch stores no gripper
+    command, so nothing is held on either backend, boxes touched or not."""
+    spec = scenario([robot("r1", 0.0, 0.0, 0.0, "gripperbot"),
+                     robot("r2", 1.0, 0.0, 0.0, "gripperbot")],
+                    objects=[replace(box("b", 0.45, 0.0, (0.2, 0.2)), mass=0.5)])
+    k, rng = 2, np.random.default_rng(4)
+    copies, _, _ = _run_both(spec, k, ["r1", "r2"],
+                             lambda s: rng.uniform(-0.3, 0.3, (k, 2, 2)), 30, reset_at=15)
+    assert copies.backend == "copies" and "gripper" in copies.maps[0].observe
+    assert not copies.observation()["gripper"].any()
 
 
 def test_a_driven_robot_carrying_a_kind_of_python_code_runs_on_the_copies(tmp_path):
