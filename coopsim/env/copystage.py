@@ -250,11 +250,6 @@ class CopyStage:
             objects=CopiedObjects(placed, offsets),
             physics=CopyPhysics(read_only(poses.reshape(-1, 3)), self._now))
 
-    @property
-    def offsets(self) -> np.ndarray:
-        """(K, 2) each copy's place on the measuring frames' grid, m."""
-        return self.grid.offsets
-
     def restart(self) -> None:
         """The board back to the template's start (its floor map alone), nothing actuated."""
         self.board = {k: v for k, v in self.sim.extra.items() if k == "map"}
