@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import selectors
@@ -81,23 +82,41 @@ def start_cli(*args: str, cwd=None) -> subprocess.Popen:
                             env={**os.environ, "DISPLAY": ""})
 
 
+def read_until(proc: subprocess.Popen, pattern: str, wait: float) -> list[str]:
+    """The child's stderr lines up to the first matching ``pattern`` and whatever came with it
+    (the last item: the rest of the read, maybe a part line; its stderr pipe then holds what
+    follows). The pipe is read here, not through ``proc.stderr``'s buffer, whose lines a wait
+    on the pipe would miss (two lines in one read: the second waited for in vain).
+
+    Raises:
+        AssertionError: no line matched within ``wait`` s, or the child closed its stderr
+            first (what it printed).
+    """
+    decode = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    fd, deadline, lines, part = proc.stderr.fileno(), time.monotonic() + wait, [], ""
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    try:
+        while time.monotonic() < deadline and selector.select(deadline - time.monotonic()):
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            *full, part = (part + decode.decode(chunk)).split("\n")
+            for k, line in enumerate(full):
+                lines.append(line + "\n")
+                if re.search(pattern, line):
+                    return lines + [rest + "\n" for rest in full[k + 1:]] + [part]
+    finally:
+        selector.close()
+    seen = "".join(lines) + part
+    raise AssertionError(f"no line matching {pattern!r} from {proc.args}: {seen[-2000:]}")
+
+
 def wait_endpoint(proc: subprocess.Popen, wait: float = START_WAIT) -> str:
     """Read the child's stderr until it prints ``name server: tcp://...``; return the endpoint."""
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stderr, selectors.EVENT_READ)
-    deadline = time.monotonic() + wait
-    seen = []
-    while time.monotonic() < deadline:
-        if not selector.select(deadline - time.monotonic()):
-            break
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        found = re.search(r"name server: (tcp://\S+)", line)
-        if found:
-            return found.group(1)
-    raise AssertionError(f"no name server line from {proc.args}: {''.join(seen)!r}")
+    seen = read_until(proc, r"name server: tcp://\S+", wait)
+    return next(m.group(1) for m in map(re.compile(r"name server: (tcp://\S+)").search, seen)
+                if m)
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -15,8 +15,6 @@ run started, 0 with the summary after); the wait on each process only guards aga
 from __future__ import annotations
 
 import os
-import re
-import selectors
 import signal
 import subprocess
 import sys
@@ -26,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from coopsim.recording.reader import Recording
+from rechelpers import read_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "one_robot.scenario"
@@ -45,19 +44,12 @@ def _start(tmp_path: Path, *flags: str,
 
 
 def _until(proc: subprocess.Popen, pattern: str) -> list[str]:
-    """Read the child's stderr up to the first line matching ``pattern``; the lines read."""
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stderr, selectors.EVENT_READ)
-    deadline, seen = time.monotonic() + HANG_CAP, []
-    while time.monotonic() < deadline and selector.select(deadline - time.monotonic()):
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        if re.search(pattern, line):
-            return seen
-    proc.kill()
-    raise AssertionError(f"no line matching {pattern!r}: {''.join(seen)[-2000:]}")
+    """The child's stderr up to the first line matching ``pattern`` (killed if none comes)."""
+    try:
+        return read_until(proc, pattern, HANG_CAP)
+    except AssertionError:
+        proc.kill()
+        raise
 
 
 def _end(proc: subprocess.Popen, seen: list[str]) -> tuple[str, str]:
