@@ -41,6 +41,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..model.arm import MAX_JOINTS
 from ..model.kernel import read_only
 from ..model.plugins import MODULES
 from ..model.threads import kernel_threads
@@ -149,31 +150,78 @@ class CopiedObjects(Sequence):
 
 
 class CopyPhysics:
-    """``frame.physics`` of the stage's frames: what the engine answers of the copies' robots,
-    one body each, among objects it never moves: no part or joint of any role (NaN, as a
-    world answers for a robot without one), the objects where they were put (where the frame
-    puts the copies, as :attr:`~coopsim.model.module.Frame.objects` lists them), and the
-    drive commands (``drive``, ``set_velocity``: the kinematic engine's, written into the
-    copies' command arrays); any other call raises :class:`~coopsim.env.mapping.Unsupported`
-    (see the module).
+    """``frame.physics`` of the stage's frames: what the kinematic engine answers of the
+    copies' robots, one body each, among objects it never moves: a part of a role the robot
+    names is its one body (its pose, as the frame places it; another robot's: NaN, as a world
+    answers for a robot without it), a named point is on that body, there is no joint or arm
+    (NaN; their commands skip every robot), the objects are where they were put (as
+    :attr:`~coopsim.model.module.Frame.objects` lists them), and the drive commands
+    (``drive``, ``set_velocity``) are written into the copies' command arrays. What the
+    kinematic engine has not (``apply_wrench``, images) raises
+    :class:`~coopsim.env.mapping.Unsupported` (see the module).
 
     Args:
         objects: (O, 3) every copy's objects' x, y (m) and yaw (rad), in the frame's order.
+        robots: The template's robots (their ``refs`` and ``points``; copy row r is robot
+            r mod len(robots)).
         now: ``label``: the kind running now (what the refusal names); ``engine``: the
-            copies' (cmd, mode, driven) arrays (:class:`~coopsim.env.copies.CopyBatch`'s).
+            copies' (cmd, mode, driven) arrays (:class:`~coopsim.env.copies.CopyBatch`'s);
+            ``state``: the frame's (N, 6) state.
     """
 
-    def __init__(self, objects: np.ndarray, now: SimpleNamespace) -> None:
-        self._objects, self._now = objects, now
+    def __init__(self, objects: np.ndarray, robots: tuple, now: SimpleNamespace) -> None:
+        self._objects, self._robots, self._now = objects, robots, now
+
+    def _rows(self, rows, has) -> tuple[np.ndarray, np.ndarray]:
+        """(``rows`` as int64, whether each one's template robot ``has(robot)``)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        mask = np.array([has(r) for r in self._robots], dtype=bool)
+        return rows, mask[rows % len(self._robots)]
 
     def poses(self, rows: np.ndarray, role: str) -> np.ndarray:
-        return np.full((len(rows), 3), np.nan)
+        rows, has = self._rows(rows, lambda r: role in r.refs)
+        out = np.full((len(rows), 3), np.nan)
+        out[has] = self._now.state[rows[has], :3]
+        return out
+
+    def points(self, rows: np.ndarray, name: str) -> np.ndarray:
+        rows, has = self._rows(rows, lambda r: name in r.points)
+        offsets = np.array([r.points[name][1][:2] if name in r.points else (np.nan, np.nan)
+                            for r in self._robots], float)[rows % len(self._robots)]
+        pose = self._now.state[rows, :3]
+        c, s = np.cos(pose[:, 2]), np.sin(pose[:, 2])
+        out = np.column_stack((pose[:, :2] + np.column_stack((
+            c * offsets[:, 0] - s * offsets[:, 1], s * offsets[:, 0] + c * offsets[:, 1])),
+            pose[:, 2]))
+        out[~has] = np.nan
+        return out
 
     def joint_state(self, rows: np.ndarray, roles: tuple) -> np.ndarray:
         return np.full((len(rows), len(roles), 2), np.nan)
 
     def joint_force(self, rows: np.ndarray, role: str) -> np.ndarray:
         return np.full(len(rows), np.nan)
+
+    def set_motor_rates(self, rows: np.ndarray, roles: tuple, rates: np.ndarray) -> None:
+        pass  # no robot has a joint
+
+    def arms(self, rows: np.ndarray) -> tuple:
+        return (None,) * len(rows)
+
+    def arm_state(self, rows: np.ndarray) -> np.ndarray:
+        return np.full((len(rows), MAX_JOINTS, 3), np.nan)
+
+    def set_arm_targets(self, rows: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
+        pass  # no robot has an arm
+
+    def wrist_wrench(self, rows: np.ndarray) -> np.ndarray:
+        return np.full((len(rows), 6), np.nan)
+
+    def described_positions(self, rows: np.ndarray, width: int) -> np.ndarray:
+        return np.full((len(rows), width), np.nan)
+
+    def servo_targets(self, rows: np.ndarray, targets: np.ndarray | None) -> np.ndarray:
+        return np.full((len(rows), 32), np.nan)
 
     def object_poses(self, which: np.ndarray) -> np.ndarray:
         return self._objects[np.asarray(which, dtype=np.int64)]
@@ -216,7 +264,7 @@ class CopyStage:
         self.groups[np.tile(group, copies) == 0] = 0  # no group stays none
         self.labels, self.acts = tuple(labels), tuple(acts)
         gap = copy_gap(sim.scenario, gap)  # the world backend's layout
-        self._now = SimpleNamespace(label="", engine=None)
+        self._now = SimpleNamespace(label="", engine=None, state=None)
         #: the copies on the world backend's grid (measuring) and each in its own frame
         #: (acting: the frame the batch's actions and the drivers' commands are given in)
         self.grid = self._placed(grid_offsets(sim.world.floor, copies, gap)[0])
@@ -248,7 +296,8 @@ class CopyStage:
             targets=read_only((offsets[:, None] + targets).reshape(-1, 2)),
             colors=tuple(t.color for t in world.targets) * copies,
             objects=CopiedObjects(placed, offsets),
-            physics=CopyPhysics(read_only(poses.reshape(-1, 3)), self._now))
+            physics=CopyPhysics(read_only(poses.reshape(-1, 3)), tuple(world.robots),
+                                self._now))
 
     def restart(self) -> None:
         """The board back to the template's start (its floor map alone), nothing actuated."""
@@ -269,7 +318,7 @@ class CopyStage:
         state = batch.state.copy()
         state[:, :2] += at.shift
         state.flags.writeable = False
-        self._now.engine = (batch.cmd, batch.mode, shared["driven"])
+        self._now.engine, self._now.state = (batch.cmd, batch.mode, shared["driven"]), state
         frame = sim.sensors.frame(sim.world, state, table,
                                   {self.motion: batch.act_view, **self.commands},
                                   self.actuated, sim.dt, at.physics, self.board,

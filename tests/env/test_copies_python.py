@@ -20,6 +20,8 @@ from coopsim.env.copies import CopyBatch, batch_world  # noqa: E402
 from coopsim.env.mapping import LearningError  # noqa: E402
 from coopsim.model.module import Module  # noqa: E402
 from coopsim.model.plugins import MODULES, ROBOT_TYPES  # noqa: E402
+from coopsim.model.robot_type import Assembly, RobotType  # noqa: E402
+from coopsim.plugins.robots.single import chassis  # noqa: E402
 from coopsim.sim.simulation import Simulation  # noqa: E402
 from helpers import box, chassis_type, robot, scenario, target  # noqa: E402
 from learnhelpers import ROOT  # noqa: E402
@@ -29,15 +31,28 @@ TOL = 1e-9  # m, rad: the world backend's copies sit at offsets (tests/env/test_
 
 
 class Gauge(Module):
-    """A kind of Python code that asks the engine (frame.physics) for a described robot's
-    joints."""
+    """A kind of Python code that asks the engine (frame.physics) what a world answers of a
+    one-body robot: its body by role, a point on it, a described robot's joints (none)."""
 
     label = "gauge_copies_test"
-    fields = ("q1",)
+    fields = ("x", "y", "yaw", "tip_x", "tip_y", "tip_yaw", "q1")
 
     @classmethod
     def sense(cls, frame, rows, p, prev):
-        return frame.physics.described_positions(rows, 1)
+        physics = frame.physics
+        return np.column_stack((physics.poses(rows, "hull"), physics.points(rows, "tip"),
+                                physics.described_positions(rows, 1)))
+
+
+class Prober(Module):
+    """A kind of Python code reaching into the engine past the documented calls."""
+
+    label = "prober_copies_test"
+    fields = ("n",)
+
+    @classmethod
+    def sense(cls, frame, rows, p, prev):
+        return np.full((len(rows), 1), float(len(frame.physics.world.robots)))
 
 
 class Spot(Module):
@@ -76,11 +91,28 @@ class Wheel(Module):
         frame.physics.drive(rows, commands[:, 0], commands[:, 1])
 
 
-for kind in (Gauge, Spot, Pusher, Wheel):
+for kind in (Gauge, Prober, Spot, Pusher, Wheel):
     if kind.label not in MODULES:
         MODULES.register(kind.label)(kind)
 SEER = chassis_type("seer_copies_test", ("motors", "lidar", "light", Spot.label))
 GAUGED = chassis_type("gauged_copies_test", ("motors", "sonar", Gauge.label))
+PROBED = chassis_type("probed_copies_test", ("motors", "sonar", Prober.label))
+
+
+class Hulled(RobotType):
+    """``single``'s chassis naming its body ``hull`` and a point ``tip`` on it."""
+
+    label, modules, footprint = "hulled_copies_test", ("motors", "sonar", Gauge.label), 0.2
+
+    @classmethod
+    def build(cls, spec):
+        body, member = chassis(spec.name, "chassis", spec.position[0], spec.position[1],
+                               spec.yaw, cls.modules, refs={"hull": "chassis"})
+        return Assembly((replace(member, points={"tip": ("chassis", (0.3, 0.1))}),), (body,))
+
+
+if Hulled.label not in ROBOT_TYPES:
+    ROBOT_TYPES.register(Hulled.label)(Hulled)
 SCANNER = chassis_type("scanner_copies_test", ("motors", "sonar", "lidar"))
 PUSHED = chassis_type("pushed_copies_test", ("motors", "sonar", Pusher.label))
 WHEELED = chassis_type("wheeled_copies_test", (Wheel.label, "sonar"))
@@ -174,14 +206,32 @@ def test_each_copy_casts_against_its_own_robots_alone():
     assert r2_there < 1.0 < r2_gone
 
 
-def test_a_kind_asking_the_engine_sends_the_batch_to_the_world_backend(caplog):
-    spec = scenario([robot("r1", 0.0, 0.0, 0.0, GAUGED.label)])
+def test_a_kind_asking_the_engine_reads_on_the_copies_what_a_world_answers():
+    """A one-body robot naming its body and a point on it: the body's pose and the point by
+    role and name (NaN for the robot naming none), no described joint (NaN), as the world
+    backend answers, the copies on their grid."""
+    spec = scenario([robot("r1", 0.0, 0.0, 0.0, Hulled.label),
+                     robot("r2", 1.0, 0.5, 1.0, GAUGED.label)])
+    k, rng = 2, np.random.default_rng(6)
+    copies, _, _ = _run_both(spec, k, ["r1", "r2"],
+                             lambda s: rng.uniform(0.0, 0.4, (k, 2, 2)), 20)
+    seen = copies.observation()[Gauge.label]  # (K, 2 robots, 7)
+    assert np.isfinite(seen[:, 0, :6]).all() and np.isnan(seen[:, 1]).all()
+    assert np.isnan(seen[:, :, 6]).all()
+    turn = seen[:, 0, 2]  # r1's tip 0.3 m ahead and 0.1 m left of its centre
+    ahead = seen[:, 0, 3:5] - seen[:, 0, :2]
+    assert np.allclose(ahead, np.column_stack((0.3 * np.cos(turn) - 0.1 * np.sin(turn),
+                                                0.3 * np.sin(turn) + 0.1 * np.cos(turn))))
+
+
+def test_a_kind_reaching_past_the_engine_calls_sends_the_batch_to_the_world_backend(caplog):
+    spec = scenario([robot("r1", 0.0, 0.0, 0.0, PROBED.label)])
     with caplog.at_level(logging.INFO, logger="coopsim.env.copies"):
-        batch = batch_world(spec, 2, ["r1"], ["sonar", Gauge.label])
+        batch = batch_world(spec, 2, ["r1"], ["sonar", Prober.label])
     assert isinstance(batch, BatchWorld) and batch.backend == "world"
-    assert "described_positions" in batch.backend_reason and "frame.physics" in caplog.text
-    with pytest.raises(LearningError, match=f"copies backend cannot run.*{Gauge.label}"):
-        batch_world(spec, 2, ["r1"], ["sonar", Gauge.label], backend="copies")
+    assert "for world" in batch.backend_reason and "frame.physics" in caplog.text
+    with pytest.raises(LearningError, match=f"copies backend cannot run.*{Prober.label}"):
+        batch_world(spec, 2, ["r1"], ["sonar", Prober.label], backend="copies")
     with pytest.raises(LearningError, match="backend must be"):
         batch_world(spec, 2, backend="gpu")
     assert isinstance(batch_world(spec, 2, ["r1"], ["sonar"]), CopyBatch)  # the default
