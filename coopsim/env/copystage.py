@@ -23,8 +23,9 @@ each copy in its own frame (the frame of the batch's actions and of what the dri
 command, a ``track`` reference), with the batch's actions for the agents' kind and the
 zeros a batch stores for the others.
 
-The engine (``frame.physics``) is carried as far as a one-body robot among objects that never
-move needs it, its drive commands included (:class:`CopyPhysics`); a kind asking more raises
+The engine (``frame.physics``) answers as the kinematic engine answers of one-body robots
+among objects it never moves, its drive commands included (:class:`CopyPhysics`); a kind
+reaching past those calls raises
 :class:`~coopsim.env.mapping.Unsupported`, which sends the batch to the ``world`` backend
 when it happens while the batch is made (its first observation and one actuation).
 

@@ -128,7 +128,7 @@ def _same(copies, world, snap_w, when: str) -> None:
 
 
 def _run_both(spec, k, agents, act, steps, reset_at=None, gap=None):
-    """Both backends stepped alike with ``act(step)`` (K, A, 2); the copies batch, the world
+    """Both backends stepped alike with ``act(step)`` (K, A, d); the copies batch, the world
     batch and the world's last snapshot, every observation compared on the way."""
     copies = batch_world(spec, k, agents, None, None, gap, seed=0)
     world = batch_world(spec, k, agents, None, None, gap, seed=0, backend="world")
