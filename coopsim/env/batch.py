@@ -47,9 +47,27 @@ def sensed_reach(scenario: ScenarioSpec) -> float:
 
 
 def copy_gap(scenario: ScenarioSpec, gap: float | None = None) -> float:
-    """The distance between copies laid out on a grid, m: ``gap``, else twice the farthest
-    :func:`sensed_reach` plus 1 m (no ray or contact of one copy reaches another)."""
-    return 2 * sensed_reach(scenario) + 1.0 if gap is None else float(gap)
+    """The distance between copies laid out on a grid, m: ``gap`` (:func:`checked_gap`), else
+    twice the farthest :func:`sensed_reach` plus 1 m (no ray or contact of one copy reaches
+    another)."""
+    return 2 * sensed_reach(scenario) + 1.0 if gap is None else checked_gap(gap)
+
+
+def checked_gap(gap) -> float:
+    """``gap`` as a distance between copies, m.
+
+    Raises:
+        LearningError: not a finite number of metres, or less than the walls around two
+            copies' floors (2 :data:`WALL`).
+    """
+    try:
+        value = float(gap)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value >= 2 * WALL) or isinstance(gap, bool):
+        raise LearningError(f"gap must be a distance between copies of {2 * WALL:g} m or more "
+                            f"(the walls around their floors), got {gap!r}")
+    return value
 
 
 def replicate(scenario: ScenarioSpec, copies: int, gap: float | None = None,

@@ -53,8 +53,8 @@ from ..model.kernel import read_only
 from ..model.plugins import MODULES, engine_with
 from ..model.snapshot import Snapshot
 from . import copysense, memory
-from .batch import (BatchWorld, batch_motion, called_task, checked_actions, replicate,
-                    task_reward, template, truncate_at, truncated)
+from .batch import (BatchWorld, batch_motion, called_task, checked_actions, checked_gap,
+                    replicate, task_reward, template, truncate_at, truncated)
 from .copydrivers import CopyDrivers, driven_kinds
 from .copysense import CopyKinds
 from .episode import resolve_task, undriven
@@ -76,10 +76,13 @@ def batch_world(scenario, copies: int, robots=None, observe=None, task=None,
 
     Raises:
         LearningError: ``backend`` is neither None, "copies" nor "world"; ``backend="copies"``
-            on a scenario it does not run (the message names what).
+            on a scenario it does not run (the message names what); a ``gap`` that is no
+            distance (:func:`~coopsim.env.batch.checked_gap`).
     """
     if backend not in (None, "copies", "world"):
         raise LearningError(f"backend must be 'copies' or 'world', got {backend!r}")
+    if gap is not None:  # refused alike, whichever backend serves
+        gap = checked_gap(gap)
     reason = "asked for (backend='world')"
     if backend != "world":
         try:

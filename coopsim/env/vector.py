@@ -42,8 +42,9 @@ class CoopsimVectorEnv(VectorEnv):
             default: every robot without a driver. observe, flat: As for the single
             environment.
         task: See :class:`~coopsim.env.batch.BatchWorld` (a vectorized callable), default the
-            scenario's ``[TASK]``. gap: Distance between copies, m. lean: Robots without a
-            driver carry only the observed and motion modules (see BatchWorld).
+            scenario's ``[TASK]``. gap: Distance between copies, m (0.2 at least: the walls
+            around their floors). lean: Robots without a driver carry only the observed and
+            motion modules (see BatchWorld).
         engine: Must be the batch's engine (or None): the first engine with the ``batch``
             feature (``kinematic``).
         backend: ``"copies"`` (one template copy tiled, one compiled parallel step; an

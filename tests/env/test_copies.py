@@ -395,6 +395,16 @@ def test_what_a_batch_cannot_drive_is_refused_saying_what(tmp_path):
         batch_world(_walkers(tmp_path), 2, robots=())
 
 
+@pytest.mark.parametrize("gap", [-1.0, 0.1, float("nan"), float("inf"), "far", True])
+@pytest.mark.parametrize("backend", ["copies", "world", None])
+def test_a_gap_that_is_no_distance_is_refused_on_either_backend(backend, gap):
+    """Not a distance, or too small for the walls around two floors: refused alike whichever
+    backend serves; the least gap runs."""
+    with pytest.raises(LearningError, match=f"gap must be .* 0.2 m or more.*got {gap!r}"):
+        batch_world(AVOID, 2, gap=gap, backend=backend)
+    assert batch_world(AVOID, 2, gap=0.2, backend=backend).tick() is not None
+
+
 class Swerve(Driver):
     """A batch driver (arrays of every robot hosting it): turn from the nearer side's sonar,
     a coin toss of its generator deciding the cruise; odometry reset asked of one robot."""
