@@ -94,6 +94,24 @@ def test_a_team_selects_its_squads_robots(tmp_path):
         parallel_env(path, team="green")
 
 
+
+def test_the_bundled_game_plays_team_b_and_refuses_the_driven_team_a():
+    """capture the flag: team B (a network team: no driver lines) is five agents that step;
+    team A's robots keep their squad drivers, so taking them as agents is refused."""
+    path = str(ROOT / "scenarios" / "ctf.scenario")
+    env = parallel_env(path, team="B")
+    assert env.possible_agents == ["b1", "b2", "b3", "b4", "b5"]
+    obs, _ = env.reset(seed=0)
+    sim = env.episode.sim
+    rows = [sim.snapshot.robot_index(a) for a in env.possible_agents]
+    start = sim.snapshot.poses[rows, :2]
+    for _ in range(20):
+        env.step({a: env.action_space(a).high for a in env.agents})  # full ahead
+    moved = np.hypot(*(sim.snapshot.poses[rows, :2] - start).T)
+    assert moved.min() > 0.05, moved
+    with pytest.raises(LearningError, match="robot a1 has a driver"):
+        parallel_env(path, team="A")
+
 def test_bad_actions_name_the_agent(tmp_path):
     env = parallel_env(str(write(tmp_path, TWO)))
     env.reset(seed=0)
