@@ -271,10 +271,12 @@ def gateway(endpoint, json_port, bind, idle_timeout, keys, json_token, json_toke
 @friendly
 def info(file, as_json) -> None:
     """Describe a recording: duration, steps, robots, size, scenario; every chunk is read, and
-    damaged ones are listed (exit status 2)."""
+    damaged ones are listed (exit status 2). A relative FILE that is not in the current folder
+    is looked for among the bundled files, as ``run`` and ``replay`` do."""
+    from ..model.bundled import resolve
     from .recordings import info_command
 
-    info_command(file, as_json)
+    info_command(resolve(file), as_json)
 
 
 @main.command()
@@ -318,10 +320,12 @@ def repair(file, output) -> None:
 def export(file, out, metrics_out, feedback_out, fox_out, ros2_out) -> None:
     """Export a recording: one CSV row per robot per recorded step (and its metrics) with
     --csv; a Foxglove-ready MCAP with --foxglove; a ROS 2 bag with --ros2 (any of them
-    together)."""
+    together). A relative FILE that is not in the current folder is looked for among the
+    bundled files, as ``run`` and ``replay`` do."""
+    from ..model.bundled import resolve
     from .recordings import export_command
 
-    export_command(file, out, metrics_out, fox_out, ros2_out, feedback_out)
+    export_command(resolve(file), out, metrics_out, fox_out, ros2_out, feedback_out)
 
 
 @main.command()
