@@ -1,5 +1,6 @@
 """``check``, ``list``, ``info`` and ``export`` find a bundled file by its relative name from
-any folder, as ``run`` and ``replay`` do (``coopsim run scenarios/ctf.scenario`` anywhere): in process, through click."""
+any folder, as ``run`` and ``replay`` do (``coopsim run scenarios/ctf.scenario`` anywhere): in
+process, through click."""
 
 import json
 

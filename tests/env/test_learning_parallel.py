@@ -94,7 +94,6 @@ def test_a_team_selects_its_squads_robots(tmp_path):
         parallel_env(path, team="green")
 
 
-
 def test_the_bundled_game_plays_team_b_and_refuses_the_driven_team_a():
     """capture the flag: team B (a network team: no driver lines) is five agents that step;
     team A's robots keep their squad drivers, so taking them as agents is refused."""
@@ -111,6 +110,7 @@ def test_the_bundled_game_plays_team_b_and_refuses_the_driven_team_a():
     assert moved.min() > 0.05, moved
     with pytest.raises(LearningError, match="robot a1 has a driver"):
         parallel_env(path, team="A")
+
 
 def test_bad_actions_name_the_agent(tmp_path):
     env = parallel_env(str(write(tmp_path, TWO)))
