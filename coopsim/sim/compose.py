@@ -104,7 +104,8 @@ def source(acting: tuple, sensing: tuple, engine: tuple | None, fan: tuple | Non
             it refuses the drive; ``STEP(engine, edge)`` returns what ``act_step`` returns,
             -1 after a refused drive), else None.
         fan: (module name, kernel name) of the caster's fan of every robot, which a kind
-            reading ``ranges`` calls inside ``sense`` when its cast says so, or None.
+            reading ``ranges`` calls inside ``sense`` when its cast says so, or None (the
+            fans are cast before the call: in 3D).
         below: (module name, kernel name) of the engine's cast of the ``below`` view, which
             ``sense`` calls for each kind reading it, or None (the view is made before the
             call: ``belows[b]``).
@@ -158,10 +159,12 @@ def source(acting: tuple, sensing: tuple, engine: tuple | None, fan: tuple | Non
             b += 1
         if "ranges" in views:
             own["ranges"] = f"casts[{cast}][6]"
-            lines.append(f"    flag, fan, reach, fixed, objects, heading, ranges = casts[{cast}]")
-            lines.append("    if flag[0]:")
-            lines.append("        FAN(state, radius, group, fan, reach, fixed, objects, heading, "
-                         "ranges)")
+            if fan is not None:  # else every fan is cast before the call (in 3D)
+                lines.append(f"    flag, fan, reach, fixed, objects, heading, ranges = "
+                             f"casts[{cast}]")
+                lines.append("    if flag[0]:")
+                lines.append("        FAN(state, radius, group, fan, reach, fixed, objects, "
+                             "heading, ranges)")
             cast += 1
         lines.append(f"    S{k}({_views(views, own)}, rows, params, kept, z, u, prevs[{k}], "
                      f"outs[{k}])")
@@ -252,15 +255,19 @@ class ComposedPass:
         in_call: Whether the engine's drive and step may run inside ``act_step``.
         beams: Label -> (the kind's beam angles, rad; their (K, 2) cos, sin), for the kinds
             that read ``ranges``, in the sensing order.
+        casts3d: Whether those kinds cast in 3D (``mujoco``, ``aerial``): their ``ranges``
+            are cast before the call through the engine's access, as the plain path's view.
     """
 
-    def __init__(self, acting, sensing, module, roles, in_call, beams) -> None:
+    def __init__(self, acting, sensing, module, roles, in_call, beams,
+                 casts3d: bool = False) -> None:
         self.entries = tuple(acting)
         self.sensing = tuple(sensing)
         self.module = module
         self.roles = tuple(roles)
         self.in_call = in_call
         self.beams = beams
+        self.casts3d = casts3d
         self.needs = {name for entry in (*acting, *sensing)
                       for name in _kernels(entry[1])[3]}
         #: the views the acting kinds read (the acting call is handed no contact or target
@@ -317,8 +324,6 @@ class ComposedPass:
             if ref is None:
                 return None, f"module '{entry[0]}''s kernel cannot be imported by name"
             if "ranges" in views:
-                if casts3d:
-                    return None, f"module '{entry[0]}' casts in 3D"
                 angles = np.asarray(entry[1].kernel_beams, dtype=float)
                 beams[entry[0]] = (angles, np.column_stack((np.cos(angles), np.sin(angles))))
             refs_s.append((*ref, views))
@@ -330,14 +335,15 @@ class ComposedPass:
             if drive is not None and step is not None and drive[0] == step[0]:
                 in_call = (drive[0], drive[1], step[1],
                            tuple(k for k, r in enumerate(roles) if r))
-        fan = _ref(fan_robots_kernel) if beams else None
+        fan = _ref(fan_robots_kernel) if beams and not casts3d else None
         # the below view: cast by the engine's kernel inside the call, else made before it
         # (cast through the engine's access: mujoco) or empty (no cast in 3D: the floor)
         reads_below = any("below" in _kernels(e[1])[3] for e in sensing)
         below = "flight" in engine.features and casts3d if reads_below else False
         cast = _ref(kernels["below"]) if below and "below" in kernels else None
         module = compiled(source(tuple(refs_a), tuple(refs_s), in_call, fan, cast))
-        found = cls(acting, sensing, module, roles, in_call is not None, beams)
+        found = cls(acting, sensing, module, roles, in_call is not None, beams,
+                    casts3d and bool(beams))
         found.below = "call" if cast is not None else "before" if below else ""
         return found, ""
 
@@ -576,9 +582,13 @@ class ComposedPass:
         """A ``ranges`` kind's cast for ``sense``: (flag, fan, reach, fixed shapes, moving
         shapes, heading scratch, ranges): flag 1 when the call casts every robot's fan itself
         (the compiled caster tests every pair: the bits of its own call), else 0 and the
-        (len(rows), K) ranges cast here by the caster, as the plain path's ``ranges`` view."""
+        (len(rows), K) ranges cast here by the caster, as the plain path's ``ranges`` view
+        (in 3D: through the engine's access, :data:`coopsim.model.kernel.FAN3D`)."""
         label, rows, reach, fan, angles, every, scratch = entry
         world, sensors, robots = sim.world, sim.sensors, sim.robots
+        if self.casts3d:
+            seen = _Seen3D(world.engine.state3d(), robots.radius, sim.access)
+            return cast_given(fan, reach, kernel_views.FAN3D[0][1](seen, rows, angles, reach))
         if every:
             parts = sensors.fan_parts(world, len(state), len(angles))
             if parts is not None:  # the heading and ranges scratch: read inside the call only
@@ -657,6 +667,16 @@ def noise_scratch(layout: tuple, labels: tuple) -> tuple:
                 meta[k, 3] = j
                 uo += b
     return np.empty(zo), np.empty(uo), meta
+
+
+class _Seen3D:
+    """What the 3D fan (:data:`coopsim.model.kernel.FAN3D`) reads of a frame: every robot's
+    (N, 13) ``state3d``, its ``radius`` (N,) m, and the engine's access as ``physics``."""
+
+    __slots__ = ("state3d", "radius", "physics")
+
+    def __init__(self, state3d: np.ndarray, radius: np.ndarray, physics) -> None:
+        self.state3d, self.radius, self.physics = state3d, radius, physics
 
 
 def cast_given(fan: np.ndarray, reach: np.ndarray, ranges: np.ndarray) -> tuple:

@@ -44,8 +44,8 @@ class StepPlan:
             calls of the kinds' kernels, :mod:`coopsim.sim.compose`), or None: the plain
             path, one call per kind per phase.
         path: Which path and why, one line: ``composed (gps, compass, ...)``, with ``+
-            stages (x, ...)`` when kinds of Python code run around it, or ``plain (module 'x'
-            casts in 3D)`` (``coopsim run`` prints it once).
+            stages (x, ...)`` when kinds of Python code run around it, or ``plain (no module
+            has a kernel)`` (``coopsim run`` prints it once).
         before: The acting entries of the kinds the call leaves out (run before it).
         after: The sensing entries of the kinds the call leaves out (measured after it).
         phases: :data:`PHASES`.

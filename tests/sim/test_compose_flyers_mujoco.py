@@ -2,10 +2,15 @@
 ``mujoco`` takes the composed calls (the rotors' kernel, the wrench to the engine, its step, the
 altimeter's view by the engine's cast, one compiled call for the readings) and gives the plain
 path's bits, every snapshot column, with noise, objects under the altimeters, a diverged robot,
-and the screened cast of many."""
+and the screened cast of many; a sonar casting in 3D (on ``mujoco`` and ``aerial``) is composed
+too, its fans cast before the call."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
@@ -16,6 +21,8 @@ from coopsim.sim.stepper import Stepper
 from tests.sim.test_fused import _columns, _same  # every snapshot column, compared
 
 pytest.importorskip("mujoco")
+
+ROOT = Path(__file__).resolve().parents[2]
 
 NOISY = (ParamSetting("imu", "accel_noise", 0.01), ParamSetting("imu", "gyro_noise", 0.002),
          ParamSetting("imu", "accel_walk", 0.001), ParamSetting("mocap", "noise", 0.001),
@@ -104,3 +111,27 @@ def test_a_kind_at_a_rate_stays_composed_with_the_plain_paths_bits(monkeypatch):
     assert path == PATH and took == 200
     plain, _, _, _ = _run(spec, 200, False, monkeypatch)
     _same(fast, plain)
+
+
+@pytest.mark.parametrize("engine", ["mujoco", "aerial"])
+def test_a_sonar_casting_in_3d_is_composed_with_the_plain_paths_bits(engine, monkeypatch):
+    """``land_on_rover`` with a noisy sonar and a box in the rover's way: the sonar's fan is
+    cast in 3D before the composed call (it made the whole world plain), every column of
+    every step the plain path's, the box seen."""
+    from coopsim.formats.files import load
+
+    spec = load(str(ROOT / "scenarios" / "land_on_rover.scenario"))
+    noisy = (ParamSetting("sonar", "noise", 0.01),)
+    spec = dataclasses.replace(
+        spec, robots=(dataclasses.replace(spec.robots[0], params=noisy), spec.robots[1]),
+        objects=(ObjectSpec("BOX", "box", (0.3, 0.3, 0.3), (1.5, 0.6, 0.15)),),
+        settings=dataclasses.replace(spec.settings, engine=engine))
+    seen = []
+    fast, took, path, sim = _run(spec, 300, True, monkeypatch,
+                                 lambda sim: seen.append(sim.snapshot.readings["sonar"]))
+    assert path.startswith("composed (") and "sonar" in path and took == 300
+    plain, none, _, _ = _run(spec, 300, False, monkeypatch)
+    assert none == 0
+    _same(fast, plain)
+    seen = np.array(seen[1:])[:, 0]  # (steps, 11): the rover's, m
+    assert seen.min() < 0.7 and seen.max() > 1.9  # the box ahead; open space (max_range 2)

@@ -3,11 +3,9 @@
 ``pose``: coopsim.plugins.modules.armkernels, on the views of coopsim.model.armviews) with the
 joints' plans a stage before the call, and gives the plain path's bits, every snapshot column,
 with ``arm_pick`` grabbing and placing, two kinds of arm, joint commands of every kind, noise,
-and a diverged object; a world with a rate keeps the plain path and says why."""
+and a diverged object; a kind at a rate stays composed."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,8 +20,6 @@ from coopsim.sim.stepper import Stepper
 from tests.sim.test_fused import _columns, _same  # every snapshot column, compared
 
 pytest.importorskip("mujoco")
-
-ROOT = Path(__file__).resolve().parents[2]
 
 PATH = "composed (force, gripper, joints, pose, tool) + stages (joints)"
 PICK = (DriverSetting("arm_pick", (("speed", 1.0),)),)
@@ -141,16 +137,6 @@ def test_a_kind_at_a_rate_stays_composed_with_the_plain_paths_bits(monkeypatch):
     assert path == PATH and took == 200
     plain, _, _, _, _ = _run(spec, 200, False, monkeypatch)
     _same(fast, plain)
-
-
-def test_a_world_without_arms_says_why_it_is_plain(monkeypatch):
-    """``land_on_rover`` on ``aerial``: its sonar casts in 3D, which a composed call does not
-    (it said the arms' pass missed ``joints``)."""
-    from coopsim.formats.files import load
-
-    monkeypatch.setattr(fused, "ENABLED", True)
-    sim = Simulation(load(str(ROOT / "scenarios" / "land_on_rover.scenario")), engine="aerial")
-    assert sim.step_path == "plain (module 'sonar' casts in 3D)"
 
 
 @pytest.mark.slow
