@@ -331,7 +331,8 @@ def export(file, out, metrics_out, feedback_out, fox_out, ros2_out) -> None:
 @main.command()
 @click.argument("file", type=click.Path())
 @click.option("--out", type=click.Path(), help="Folder for the PNGs (default: FILE's name "
-                                               "with -plots, beside it).")
+                                               "with -plots, beside it; in the current folder "
+                                               "for a bundled FILE).")
 @click.option("--robot", "robots", multiple=True, metavar="NAME",
               help="Plot this robot's speed and wheel commands (repeatable; default: the "
                    "first 12).")
@@ -339,10 +340,15 @@ def export(file, out, metrics_out, feedback_out, fox_out, ros2_out) -> None:
 def plot(file, out, robots) -> None:
     """PNGs of a recording: trajectories over the floor plan, speed and wheel commands against
     time per robot, every rule's metrics against time, altitude against time in a 3D world's
-    recording (needs matplotlib)."""
+    recording (needs matplotlib). A relative FILE that is not in the current folder is looked
+    for among the bundled files, as ``run`` and ``replay`` do."""
+    from ..model.bundled import resolve_outputs
     from .recordings import plot_command
 
-    plot_command(file, out, robots)
+    found, here = resolve_outputs(file)
+    if out is None and here is not None:  # a bundled recording: its plots in this folder
+        out = here.stem + "-plots"
+    plot_command(found, out, robots)
 
 
 @main.command()
@@ -437,7 +443,8 @@ def keys(folder, clients) -> None:
 @main.command()
 @click.argument("file", type=click.Path())
 @click.option("--out", type=click.Path(), help="Results table (Parquet; default: FILE with "
-                                               ".parquet beside it). Re-running resumes it.")
+                                               ".parquet beside it, in the current folder for "
+                                               "a bundled FILE). Re-running resumes it.")
 @click.option("--scheduler", metavar="tcp://HOST:PORT",
               help="Run on this existing Dask cluster (`dask scheduler`, `dask worker "
                    "ADDRESS`), whose workers have coopsim installed (and the modules of any "
@@ -465,11 +472,16 @@ def sweep(file, out, scheduler, workers, csv_out, record, plot) -> None:
 
     Exit status: 0 when every point ran, 1 when some failed (the last line says how many;
     their rows hold the error), 2 for a bad file or an unreachable scheduler, 130 on Ctrl-C
-    (finished points are kept: run again to resume).
+    (finished points are kept: run again to resume). A relative FILE that is not in the
+    current folder is looked for among the bundled files, as ``run`` does.
     """
+    from ..model.bundled import resolve_outputs
     from .sweep import sweep_command
 
-    sweep_command(file, out, scheduler, workers, csv_out, record, plot)
+    found, here = resolve_outputs(file)
+    if out is None and here is not None:  # a bundled sweep: its table in this folder
+        out = str(here.with_suffix(".parquet"))
+    sweep_command(found, out, scheduler, workers, csv_out, record, plot)
 
 
 main.add_command(analyze)

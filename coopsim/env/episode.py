@@ -27,12 +27,15 @@ TaskFn = Callable[[object, str], tuple]
 
 
 def load(scenario) -> ScenarioSpec:
-    """A ScenarioSpec from a spec or a path (a bad file raises FileFormatError)."""
+    """A ScenarioSpec from a spec or a path (a bad file raises FileFormatError); a relative
+    path that is not in the current folder is looked for among the bundled files, as
+    ``coopsim run`` does."""
     if isinstance(scenario, ScenarioSpec):
         return scenario
     from ..formats.files import load_scenario
+    from ..model.bundled import resolve
 
-    return load_scenario(scenario)
+    return load_scenario(resolve(str(scenario)))
 
 
 def select_agents(scenario: ScenarioSpec, robot=None, team=None) -> tuple[str, ...]:

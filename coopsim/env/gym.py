@@ -59,7 +59,8 @@ class CoopsimEnv(gymnasium.Env):
     """One robot of a scenario, stepped in-process.
 
     Args:
-        scenario: Path to a ``.scenario`` file, or a ScenarioSpec.
+        scenario: Path to a ``.scenario`` file (a bundled one by its relative name from
+            any folder, as ``coopsim run``), or a ScenarioSpec.
         robot: The robot's network name (default: the scenario's first robot).
         observe: Module labels to observe (default: all the robot's modules with readings).
         flat: One flat Box observation instead of a Dict.

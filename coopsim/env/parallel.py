@@ -17,7 +17,8 @@ class CoopsimParallelEnv(ParallelEnv):
     """Robots of a scenario as agents, stepped together in-process.
 
     Args:
-        scenario: Path to a ``.scenario`` file, or a ScenarioSpec.
+        scenario: Path to a ``.scenario`` file (a bundled one by its relative name from
+            any folder, as ``coopsim run``), or a ScenarioSpec.
         robots: Network names of the agents (default: every robot, or ``team``'s).
         team: A squad name or a ``team`` of the scenario's ``[SQUAD_n]`` sections.
         observe, flat, task, engine, render_mode, size, lean: As for

@@ -35,6 +35,14 @@ def resolve(path: str) -> str:
     return str(candidate) if candidate.is_file() else path
 
 
+def resolve_outputs(path: str) -> tuple[str, Path | None]:
+    """:func:`resolve` of ``path``, and when it is a bundled file found from another folder its
+    name in the current folder, where a command writing beside its input writes instead (the
+    bundled folder is the installed package's), else None."""
+    found = resolve(path)
+    return found, (Path(Path(path).name) if found != path else None)
+
+
 def from_clone() -> bool:
     """True when this coopsim runs from a clone (an editable install or the source tree), not
     from an installed wheel."""

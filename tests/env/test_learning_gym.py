@@ -193,6 +193,20 @@ def test_bad_make_arguments_fail_at_make(tmp_path):
         gymnasium.make(ID, scenario=str(bad))
 
 
+def test_a_bundled_scenario_is_found_by_its_relative_name_from_any_folder(tmp_path,
+                                                                         monkeypatch):
+    """docs/learning.md's examples typed in a folder of one's own (an installed coopsim has no
+    scenarios/ there): the bundled scenario is made and stepped; a missing one is named."""
+    monkeypatch.chdir(tmp_path)
+    env = gymnasium.make(ID, scenario="scenarios/learn_goal.scenario")
+    obs, _ = env.reset(seed=0)
+    assert obs["sonar"].shape == (11,)
+    env.step(env.action_space.sample())
+    env.close()
+    with pytest.raises(FileFormatError, match="scenarios/no_such.scenario:0: no such file"):
+        gymnasium.make(ID, scenario="scenarios/no_such.scenario")
+
+
 @pytest.mark.slow
 def test_coopsim_check_reports_a_bad_task_line(tmp_path):
     bad = write(tmp_path, TWO + "\n[MONITORS]\nmetric d speed a\n\n[TASK]\n"
