@@ -359,7 +359,8 @@ class BatchWorld:
 
     def reset_copies(self, which: np.ndarray) -> None:
         """Put the copies ``which`` (a (K,) bool mask) back to their initial layout: robots at
-        their initial poses, at rest, commands and remembered readings zeroed."""
+        their initial poses, at rest, commands and remembered readings zeroed, their kinds'
+        state back to the defaults."""
         rows = self.copy_rows[which].ravel()
         if not len(rows):
             return
@@ -376,6 +377,8 @@ class BatchWorld:
             arr[rows] = 0.0
             prev[label] = arr
         sensors.prev = prev
+        names = self.sim.robots.names
+        self.sim.states.restart([names[r] for r in rows])
         self.steps[which] = 0
 
     # -- stepping -----------------------------------------------------------------------------

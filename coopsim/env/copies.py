@@ -255,7 +255,8 @@ class CopyBatch:
 
     def reset_copies(self, which: np.ndarray) -> None:
         """Put the copies ``which`` (a (K,) bool mask) back to their initial layout: at their
-        initial poses, at rest, commands zeroed (the world backend's reset, per copy)."""
+        initial poses, at rest, commands and readings zeroed, the kinds' state at its defaults
+        (the world backend's reset, per copy)."""
         which = np.asarray(which, dtype=bool)
         if not which.any():
             return

@@ -208,13 +208,16 @@ class CopyKinds:
         return make_rng(seed)
 
     def zero(self, rows: np.ndarray) -> None:
-        """Zero the remembered readings of robots ``rows`` (their copies start over); copies
-        of them when a snapshot handed them out (it keeps what the step made)."""
+        """Zero the remembered readings of robots ``rows`` (their copies start over; copies
+        of the readings when a snapshot handed them out: it keeps what the step made) and
+        put their kinds' state back to the defaults, as if never seen."""
         if self.handed:
             self.readings = {label: arr.copy() for label, arr in self.readings.items()}
             self.handed = False
         for arr in self.readings.values():
             arr[rows] = 0.0
+        for table in self.states.values():
+            table.reset_rows(rows)
 
     def base(self, batch, arms=UNREAD) -> tuple:
         """The arrays a composed call takes first (coopsim.sim.compose.BASE) of ``batch``

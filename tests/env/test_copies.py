@@ -303,6 +303,30 @@ def test_a_plugin_kind_with_a_kernel_runs_on_the_copies_backend_as_in_a_world(ec
     assert (oc["echo"][..., 1] >= oc["echo"][..., 0] - 0.1).all()  # its state: the fastest
 
 
+@pytest.mark.parametrize("backend", ["copies", "world"])
+def test_a_copy_reset_starts_its_kinds_state_over(echo_kind, backend):
+    """Copy 0 driven fast, then reset alone and driven slowly: its ``echo`` state (the
+    fastest so far) starts over, as a fresh batch's does, while copy 1 keeps its own."""
+    robots = (RobotSpec("echobot", "r0", (0.0, 0.0, 0.0)),)
+    spec = ScenarioSpec(WorldSpec(FloorSpec(8.0, 8.0)), robots=robots,
+                        settings=Settings(dt=0.05, seed=3, engine="kinematic"))
+    fast, slow = np.full((2, 1, 2), 0.5), np.full((2, 1, 2), 0.1)
+    batch = batch_world(spec, 2, observe=["echo"], backend=backend)
+    fresh = batch_world(spec, 2, observe=["echo"], backend=backend)
+    for _ in range(20):
+        batch.act(fast)
+        batch.tick()
+    batch.reset_copies(np.array([True, False]))
+    for _ in range(10):
+        got, want = [], []
+        for b, out in ((batch, got), (fresh, want)):
+            b.act(slow)
+            out.append(b.observation(b.tick())["echo"][:, 0, 1])
+    got, want = got[0], want[0]
+    assert got[0] == want[0] < 0.2  # copy 0: the slow run's fastest alone
+    assert got[1] > 0.4  # copy 1 was never reset: its fast steps stay the fastest
+
+
 def _walkers(tmp_path, extra: str = "") -> str:
     """An agent r1 among two robots driven by ``wander`` that back off on a coin toss of
     their own generator after 5 blocked steps, in a 3 m square."""
