@@ -318,11 +318,9 @@ def test_a_copy_reset_starts_its_kinds_state_over(echo_kind, backend):
         batch.tick()
     batch.reset_copies(np.array([True, False]))
     for _ in range(10):
-        got, want = [], []
-        for b, out in ((batch, got), (fresh, want)):
+        for b in (batch, fresh):
             b.act(slow)
-            out.append(b.observation(b.tick())["echo"][:, 0, 1])
-    got, want = got[0], want[0]
+        got, want = (b.observation(b.tick())["echo"][:, 0, 1] for b in (batch, fresh))
     assert got[0] == want[0] < 0.2  # copy 0: the slow run's fastest alone
     assert got[1] > 0.4  # copy 1 was never reset: its fast steps stay the fastest
 

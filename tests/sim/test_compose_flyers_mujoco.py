@@ -116,8 +116,8 @@ def test_a_kind_at_a_rate_stays_composed_with_the_plain_paths_bits(monkeypatch):
 @pytest.mark.parametrize("engine", ["mujoco", "aerial"])
 def test_a_sonar_casting_in_3d_is_composed_with_the_plain_paths_bits(engine, monkeypatch):
     """``land_on_rover`` with a noisy sonar and a box in the rover's way: the sonar's fan is
-    cast in 3D before the composed call (it made the whole world plain), every column of
-    every step the plain path's, the box seen."""
+    cast in 3D before the composed call, the world stays composed, every column of every
+    step is the plain path's, the box is seen."""
     from coopsim.formats.files import load
 
     spec = load(str(ROOT / "scenarios" / "land_on_rover.scenario"))
