@@ -736,6 +736,40 @@ const double *coopsim_exchange_read(const coopsim_msg *reply, int k, size_t *n, 
     return reply->data + at;
 }
 
+/* -- lockstep loops ------------------------------------------------------------------------------ */
+
+#define SIM_STATUS 1         /* /sim commands (docs/protocol.md section 4) */
+#define SIM_STATE 23
+#define QUEUED_POLL_MS 250   /* between two looks at /sim's status */
+#define FINISHED_EVERY 4     /* of those looks, every how many also asks whether the run ended */
+
+int coopsim_await_step(coopsim_client *c, const coopsim_msg *reply, coopsim_msg *r)
+{
+    if (reply->error != 0 || reply->nparams < 1 || !reply->text
+        || strncmp(reply->text, COOPSIM_QUEUED, strlen(COOPSIM_QUEUED)) != 0)
+        return 0;
+    int64_t step = reply->params[0]; /* read before r (maybe reply) is written */
+    void *sim = coopsim_port(c, "/sim", r);
+    if (!sim)
+        return r->error ? r->error : COOPSIM_TIMEOUT;
+    int code = 0;
+    for (int polls = 0;; polls++) {
+        if ((code = coopsim_call(c, sim, SIM_STATUS, "", NULL, 0, NULL, 0, r)) != 0)
+            break;
+        if (r->nparams < 1 || r->params[0] != step)
+            break; /* the step that used the command came (or the run was reset) */
+        if (polls % FINISHED_EVERY == 0) {
+            if ((code = coopsim_call(c, sim, SIM_STATE, "", NULL, 0, NULL, 0, r)) != 0)
+                break;
+            if (!strstr(r->text, "\"finished\": \"\""))
+                break; /* it ended: no step will use the command */
+        }
+        zmq_poll(NULL, 0, QUEUED_POLL_MS); /* a portable sleep */
+    }
+    coopsim_close_port(sim);
+    return code;
+}
+
 /* -- ownership ----------------------------------------------------------------------------------- */
 
 int coopsim_claim(coopsim_client *c, coopsim_robot *bot, int force, coopsim_msg *reply)

@@ -153,6 +153,21 @@ int coopsim_invoke(coopsim_client *c, coopsim_robot *bot, const char *module, co
 int coopsim_exchange(coopsim_client *c, coopsim_robot *bot, int motion, const double *data,
                      int ndata, const int *reads, int nreads, coopsim_msg *reply);
 
+/* The text a lockstep motion reply starts with while the step that will use its command has not
+ * come: the run is paused, or its first step waits for other controllers (docs/protocol.md
+ * section 3, "Motion replies and lockstep"). */
+#define COOPSIM_QUEUED "lockstep: queued"
+
+/* After `reply` (a motion command's or an exchange's), wait until a step has used its command
+ * when the reply was queued (COOPSIM_QUEUED): until /sim's status (asked every 0.25 s) shows
+ * another step than reply->params[0], the run was reset, or it has finished (its state
+ * document, asked every 1 s, names why it ended). Any other reply returns 0 at once. Call it
+ * after each iteration's motion command, and a loop counting iterations counts steps while the
+ * run is paused and stepped by hand, as Python's Robot.loop does. `r` receives /sim's replies
+ * (it may be `reply` itself). Returns 0, or the error code of a /sim request that failed (9:
+ * the simulation is gone). */
+int coopsim_await_step(coopsim_client *c, const coopsim_msg *reply, coopsim_msg *r);
+
 /* Read `k`'s numbers (0 = the first read named) in an exchange's reply: a pointer into
  * reply->data, their count in *n and the step they were measured at in *step (either may be
  * NULL); NULL when the reply has no read `k`. */

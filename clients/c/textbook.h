@@ -34,11 +34,13 @@ static int need(const coopsim_robot *bot, const char *module, const char *name, 
     return id;
 }
 
-/* Send wheel speeds (m/s); in lockstep answered after the step that used them. */
+/* Send wheel speeds (m/s); in lockstep answered after the step that used them (a queued reply:
+ * the run is paused, or its first step waits for others; then wait for that step). */
 static int drive(coopsim_client *c, coopsim_robot *bot, double left, double right, coopsim_msg *r)
 {
     double v[2] = {left, right};
-    return coopsim_call(c, bot->sock, motors_set, "", NULL, 0, v, 2, r);
+    int code = coopsim_call(c, bot->sock, motors_set, "", NULL, 0, v, 2, r);
+    return code ? code : coopsim_await_step(c, r, r);
 }
 
 static int textbook_main(const char *name, const char *fallback, int argc, char **argv)

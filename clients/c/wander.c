@@ -64,11 +64,12 @@ int main(int argc, char **argv)
     long steps = argc > 2 ? atol(argv[2]) : -1;
     coopsim_client c;
     coopsim_robot bot;
-    coopsim_msg r;
+    coopsim_msg r, w; /* w: /sim's replies while a queued command waits for its step */
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     coopsim_msg_init(&r);
+    coopsim_msg_init(&w);
     if (coopsim_open(&c, NULL, 5000) != 0) {
         fprintf(stderr, "wander: %s\n", c.error);
         return 1;
@@ -103,6 +104,13 @@ int main(int argc, char **argv)
         wander_speeds(d, speeds);
         if (coopsim_exchange(&c, &bot, set_speeds, speeds, 2, &sonar, 1, &r) != 0)
             break;
+        /* queued (the run paused, or its first step waiting for others): wait for the step that
+         * uses the speeds, so that one iteration stays one step */
+        if (coopsim_await_step(&c, &r, &w) != 0) {
+            fprintf(stderr, "wander: /sim: error %d: %s\n", w.error, w.text);
+            status = 1;
+            break;
+        }
         d = coopsim_exchange_read(&r, 0, &n, NULL);
     }
     if (r.error != 0 && !stop) { /* a signal interrupts the wait: that is no error */
@@ -114,6 +122,7 @@ int main(int argc, char **argv)
     coopsim_call(&c, bot.sock, COOPSIM_DETACH, "", NULL, 0, NULL, 0, &r); /* do not stall the run */
     coopsim_robot_close(&bot);
     coopsim_msg_free(&r);
+    coopsim_msg_free(&w);
     coopsim_close(&c);
     return status;
 }

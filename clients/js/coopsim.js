@@ -18,6 +18,12 @@ export const TIMEOUT = 9; // error code of a request that got no reply in time
 // (docs/protocol.md section 3, "Ownership")
 export const OWNED = 11;
 export const UNKNOWN_NAME = 5; // error code of a module or command name a robot lacks
+// what a lockstep motion reply's text starts with while the step that will use its command has
+// not come: the run is paused, or its first step waits for other controllers (docs/protocol.md
+// section 3, "Motion replies and lockstep")
+export const QUEUED = "lockstep: queued";
+const QUEUED_POLL_MS = 250; // between two looks at /sim's status while a command waits
+const FINISHED_EVERY = 4; // of those looks, every how many also asks whether the run ended
 
 /** A protocol error code (docs/protocol.md section 2) with its sentence: from an error reply,
  * or the client's own for the same reasons (9: no reply in time; 5: a name the robot lacks). */
@@ -306,8 +312,8 @@ export class Robot {
   /** One motion command and the reads of the step that used it, in one round trip (robot
    * command 6, docs/protocol.md section 3, "Exchange"; protocol 13). `motion` and each of
    * `reads` are "module.command" names, `data` the motion's numbers. Resolves when the motion's
-   * reply would (in lockstep after the step) with `{step, time, reads}`: `reads` holds one
-   * `{data, step}` per read named, in order. */
+   * reply would (in lockstep after the step) with `{step, time, reads, text}`: `reads` holds
+   * one `{data, step}` per read named, in order; `text` is the motion reply's (see awaitStep). */
   async exchange(motion, data = [], reads = []) {
     if (reads.length > EXCHANGE_MAX) {
       throw new RemoteError(4, `an exchange carries at most ${EXCHANGE_MAX} reads`, -1);
@@ -320,7 +326,25 @@ export class Robot {
       out.push({ data: reply.data.slice(at, at + n), step: Number(p[2 + 2 * k]) });
       at += n;
     }
-    return { step: Number(p[0]), time: reply.data[0], reads: out };
+    return { step: Number(p[0]), time: reply.data[0], reads: out, text: reply.text };
+  }
+
+  /** After a motion command's reply (or an exchange's result), wait until a step has used its
+   * command when the reply was queued (its text starts with QUEUED): until /sim's status (asked
+   * every 0.25 s) shows another step, the run was reset, or it has finished (its state
+   * document, asked every 1 s, names why it ended). Any other reply resolves at once. Awaited
+   * after each iteration's motion command, it keeps a loop's iterations one a step while the
+   * run is paused and stepped by hand, as Python's Robot.loop does. */
+  async awaitStep(reply) {
+    if (!reply?.text?.startsWith(QUEUED)) return;
+    const step = reply.step ?? Number(reply.params[0]);
+    for (let polls = 0; ; polls++) {
+      if (Number((await this.client.sim(1)).params[0]) !== step) return; // used, or a reset
+      if (polls % FINISHED_EVERY === 0 && JSON.parse((await this.client.sim(23)).text).finished) {
+        return; // it ended: no step will use the command
+      }
+      await new Promise((resolve) => setTimeout(resolve, QUEUED_POLL_MS));
+    }
   }
 
   /** Leave lockstep: the simulation stops waiting for this controller (and the robot is

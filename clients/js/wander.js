@@ -42,6 +42,7 @@ async function main() {
       for (let i = 0; i < steps && !stop; i++) {
         const got = await robot.exchange("motors.set_speeds", wanderSpeeds(distances),
                                          ["sonar.read"]);
+        await robot.awaitStep(got); // queued (paused): one iteration stays one step
         distances = got.reads[0].data;
       }
     } finally {

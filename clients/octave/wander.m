@@ -24,7 +24,9 @@ function wander(robot, steps)
   d = sonar.data;
   i = 0;
   while i < steps
-    reads = coopsim_exchange(bot, 'motors.set_speeds', wander_speeds(d), {'sonar.read'});
+    [reads, ~, ~, reply] = coopsim_exchange(bot, 'motors.set_speeds', wander_speeds(d), ...
+                                            {'sonar.read'});
+    coopsim_await_step(reply);                        % queued (paused): one iteration a step
     d = reads{1};
     i = i + 1;
   end

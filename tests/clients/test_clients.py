@@ -30,6 +30,7 @@ from coopsim.model.commands import Command
 
 from clienthelpers import (CLIENTS, ROOT, SCENARIO, STEPS, assert_wandered,  # noqa: F401
                            robot_pose, wander_reference)
+from nethelpers import wait_until
 
 CROWD = 200
 LOOKED_UP = ["motors.set_speeds", "sonar.read", "motors.stop", "detach"]
@@ -202,6 +203,54 @@ def assert_clear_error(proc, *sentences: str) -> None:
         assert sentence in proc.stderr, proc.stderr
 
 
+def held_and_stepped(live: Run, argv: list, cwd: Path) -> list[tuple[int, int, bool]]:
+    """Run a controller looping "motion command, print `i step queued`, await its step" on
+    ``live``'s robot1 (its first step waiting for it): five free steps, then the run paused and
+    stepped by hand three times (each after a queued reply), then resumed for five more; the
+    lines it printed, as (iteration, the reply's step, queued)."""
+    env = dict(os.environ, COOPSIM_NAMESERVER=live.network.endpoint)
+    proc = subprocess.Popen([str(a) for a in argv], cwd=cwd, env=env, text=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    lines: list = []
+
+    def read():
+        for line in proc.stdout:
+            i, step, queued = line.split()
+            lines.append((int(i), int(step), queued == "1"))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        with Client(live.network.endpoint) as operator:
+            sim = operator.sim()
+            wait_until(lambda: len(lines) >= 5 or proc.poll() is not None, timeout=60)
+            sim.pause()
+            held = sim.status()["step"]
+            for _ in range(3):  # a queued reply, then one step by hand
+                wait_until(lambda: (lines and lines[-1][1:] == (held, True))
+                           or proc.poll() is not None, timeout=60)
+                sim.step(1)
+                held += 1
+                wait_until(lambda: sim.status()["step"] == held)
+            sim.resume()
+            resumed = len(lines)
+            wait_until(lambda: len(lines) >= resumed + 5 or proc.poll() is not None, timeout=60)
+    finally:
+        proc.kill()
+        _, err = proc.communicate(timeout=60)
+        reader.join(10)
+    assert len(lines) >= 13, f"{argv}: {lines}\n{err}"
+    return lines
+
+
+def assert_one_iteration_a_step(lines: list) -> None:
+    """Iteration i's command was used by step i + 1 throughout: a queued reply (step i) was
+    waited for, never sent past; three of them came while the run was held."""
+    assert all(step == i + (not queued) for i, step, queued in lines), str(lines)
+    assert sum(queued for _, _, queued in lines) >= 3, str(lines)
+
+
 # -- C -------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -233,6 +282,47 @@ def test_c_wander_drives_in_lockstep(waiting, c_wander, reference):
     run_controller(waiting, [c_wander, "robot1", STEPS], c_wander.parent)
     assert_wandered(waiting)
     assert robot_pose(waiting) == reference
+
+
+C_LOOP = r"""
+#include <stdio.h>
+#include <string.h>
+#include "coopsim.h"
+
+int main(void)
+{
+    coopsim_client c;
+    coopsim_robot bot;
+    coopsim_msg r, w;
+    double v[2] = {0.1, 0.1};
+    coopsim_msg_init(&r);
+    coopsim_msg_init(&w);
+    if (coopsim_open(&c, NULL, 5000) != 0 || coopsim_robot_open(&c, &bot, "robot1", &r) != 0)
+        return 1;
+    int set = coopsim_id(&bot, "motors", "set_speeds", &r);
+    for (long i = 0;; i++) {
+        if (coopsim_call(&c, bot.sock, set, "", NULL, 0, v, 2, &r) != 0)
+            return 1;
+        printf("%ld %lld %d\n", i, (long long)r.params[0],
+               strncmp(r.text, COOPSIM_QUEUED, strlen(COOPSIM_QUEUED)) == 0);
+        fflush(stdout);
+        if (coopsim_await_step(&c, &r, &w) != 0)
+            return 1;
+    }
+}
+"""
+
+
+@pytest.mark.slow
+def test_c_loop_takes_one_iteration_a_step_while_the_run_is_paused_and_stepped(waiting, c_build):
+    """coopsim_await_step after each motion command: a paused run holds the loop, each step by
+    hand moves it one iteration (the queued reply's command is used by the next step)."""
+    (c_build / "loop.c").write_text(C_LOOP)
+    proc = subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Werror", "-o", "loop", "loop.c",
+                           "coopsim.o", "-lzmq", "-lmsgpuck", "-lm"], cwd=c_build,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert_one_iteration_a_step(held_and_stepped(waiting, [c_build / "loop"], c_build))
 
 
 @pytest.mark.slow
@@ -309,6 +399,27 @@ try {
 """
 
 
+JS_LOOP = """
+import { Client, QUEUED } from "./coopsim.js";
+const client = new Client();
+const robot = await client.robot("robot1");
+for (let i = 0; ; i++) {
+  const got = await robot.exchange("motors.set_speeds", [0.1, 0.1]);
+  console.log(`${i} ${got.step} ${got.text.startsWith(QUEUED) ? 1 : 0}`);
+  await robot.awaitStep(got);
+}
+"""
+
+
+@pytest.mark.slow
+def test_js_loop_takes_one_iteration_a_step_while_the_run_is_paused_and_stepped(waiting,
+                                                                               js_dir):
+    """robot.awaitStep after each exchange: a paused run holds the loop, each step by hand
+    moves it one iteration."""
+    argv = ["node", "--input-type=module", "-e", JS_LOOP]
+    assert_one_iteration_a_step(held_and_stepped(waiting, argv, js_dir))
+
+
 def js_ids(live: Run, js_dir: Path, robot: str, keys: list):
     return run_process(live, ["node", "--input-type=module", "-e", JS_IDS, robot, *keys], js_dir)
 
@@ -368,6 +479,24 @@ def test_octave_packs_the_documented_bytes_and_raises_error_replies(live, octave
     assert lines[0] == "9500ae2f726f626f74312f6d6f746f7273019090"  # docs/protocol.md, section 1
     assert lines[1].startswith("error 3: set_speeds takes 2 data")
     assert lines[2].strip() == "11"
+
+
+OCTAVE_LOOP = (
+    "bot = coopsim_robot('robot1'); i = 0;"
+    "while true,"
+    " [~, step, ~, reply] = coopsim_exchange(bot, 'motors.set_speeds', [0.1 0.1], {});"
+    " printf('%d %d %d\\n', i, step, strncmp(reply.text, 'lockstep: queued', 16));"
+    " fflush(stdout); coopsim_await_step(reply); i = i + 1;"
+    "end")
+
+
+@pytest.mark.slow
+def test_octave_loop_takes_one_iteration_a_step_while_the_run_is_paused_and_stepped(
+        waiting, octave_dir):
+    """coopsim_await_step after each exchange: a paused run holds the loop, each step by hand
+    moves it one iteration."""
+    argv = [*OCTAVE, "--eval", OCTAVE_LOOP]
+    assert_one_iteration_a_step(held_and_stepped(waiting, argv, octave_dir))
 
 
 # Prints `module.name id` for each key in the robot's table; an error goes to stderr, exit 1.
