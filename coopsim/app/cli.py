@@ -343,11 +343,11 @@ def plot(file, out, robots) -> None:
     recording (needs matplotlib). A relative FILE that is not in the current folder is looked
     for among the bundled files, as ``run`` and ``replay`` do."""
     from ..model.bundled import resolve_outputs
-    from .recordings import plot_command
+    from .recordings import plot_command, plots_folder
 
     found, here = resolve_outputs(file)
     if out is None and here is not None:  # a bundled recording: its plots in this folder
-        out = here.stem + "-plots"
+        out = plots_folder(here)
     plot_command(found, out, robots)
 
 
@@ -476,11 +476,11 @@ def sweep(file, out, scheduler, workers, csv_out, record, plot) -> None:
     current folder is looked for among the bundled files, as ``run`` does.
     """
     from ..model.bundled import resolve_outputs
-    from .sweep import sweep_command
+    from .sweep import default_out, sweep_command
 
     found, here = resolve_outputs(file)
     if out is None and here is not None:  # a bundled sweep: its table in this folder
-        out = str(here.with_suffix(".parquet"))
+        out = str(default_out(here))
     sweep_command(found, out, scheduler, workers, csv_out, record, plot)
 
 

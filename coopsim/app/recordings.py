@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -134,17 +135,21 @@ def _whole_file(out: str):
         raise
 
 
-def plot_command(file, out, robots) -> None:
-    """``coopsim plot``: PNGs of FILE into ``out`` (default FILE's name with -plots, beside
-    it), one path printed per image."""
-    from pathlib import Path
+def plots_folder(file) -> Path:
+    """``coopsim plot``'s default folder for recording ``file``: its name with -plots, beside
+    it."""
+    return Path(file).with_name(Path(file).stem + "-plots")
 
+
+def plot_command(file, out, robots) -> None:
+    """``coopsim plot``: PNGs of FILE into ``out`` (default :func:`plots_folder`), one path
+    printed per image."""
     from ..recording.reader import Recording
     from .analyze import pyplot
     from .plot import plot_recording
 
     pyplot()  # a missing matplotlib is said before the recording is read
-    folder = Path(out) if out else Path(file).with_name(Path(file).stem + "-plots")
+    folder = Path(out) if out else plots_folder(file)
     with Recording(file) as rec:
         rec.require_sound()
         for path in plot_recording(rec, folder, tuple(robots)):
