@@ -19,9 +19,10 @@ noise, copy c is the same bits as the template world run alone with copy c's act
 What it runs (else :func:`batch_world` falls back to the ``world`` backend and says why):
 the engine with the ``copies`` feature (the kinematic one, whose small-world step the per-copy
 step calls, its arrays read through :meth:`~coopsim.physics.engine.Engine.copy_template`);
-every robot a one-body robot driven by a kind whose kernel hands the engine's ``drive``
-(``kernel_drive`` ``("drive", 2)``: ``motors``) or by a kind of Python code calling
-``frame.physics.drive`` or ``set_velocity`` (``velocity``: the stage); observed modules whose
+every robot a one-body robot driven by a kind whose kernel hands the engine's ``drive`` or
+``set_velocity`` (``kernel_drive`` ``("drive", 2)``: ``motors``; ``("set_velocity", (3,))``:
+``velocity``) or by a kind of Python code calling ``frame.physics.drive`` or ``set_velocity``
+(a plugin's, a stage); observed modules whose
 ``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
 ``target``, ``gripper``: a batch holds nothing), with noise, lost data and a ``rate``; kinds

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..model import armviews
 from ..model.capabilities import Learnable, capability, kernel_of, reading_fields
-from ..model.kernel import UNREAD, KindState, param_matrix, read_only
+from ..model.kernel import UNREAD, KindState, drive_width, param_matrix, read_only
 from ..model.plugins import METRICS, MODULES
 from ..model.validate import python_function
 from . import metrics
@@ -58,11 +58,13 @@ def _kernels(label: str) -> tuple:
             tuple(view.kernel_views), tuple(view.kernel_beams))
 
 
-def drives(label: str) -> bool:
-    """Whether module ``label`` acts by a kernel handing the engine's ``drive`` its forward
-    speed and yaw rate (``kernel_drive`` ``("drive", 2)``): what the copies backend drives."""
+def drive_kernel(label: str, engine_kernels: dict):
+    """The engine's compiled kernel of the drive role module ``label``'s kernel hands over
+    (``kernel_drive``: ``("drive", 2)`` forward speed and yaw rate, ``motors``;
+    ``("set_velocity", (3,))`` world velocity, ``velocity``) among ``engine_kernels`` (its
+    fused side's), or None: what the copies backend drives with."""
     _, actuate, role, _, _ = _kernels(label)
-    return actuate is not None and role == ("drive", 2)
+    return engine_kernels.get(role[0]) if actuate is not None and role else None
 
 
 def fan_beams(label: str) -> tuple:
@@ -84,13 +86,13 @@ class CopyKinds:
     rates.Rates`, staggered over the copies' rows as over the world backend's robots), each
     step's noise laid out for them as the world backend's (:func:`_noise_layout`). The kinds
     of Python code (no ``kernel_sense``; acting kinds with no ``kernel_actuate``, ``motion``
-    among them: the ``velocity`` drive) are the :class:`~coopsim.env.copystage.CopyStage`'s,
-    around the composed calls.
+    among them: a plugin's drive of Python code) are the
+    :class:`~coopsim.env.copystage.CopyStage`'s, around the composed calls.
 
     Raises:
         Unsupported: a measured kind reading a view a composed call does not make, two fans,
-            a second acting kind with a compiled kernel, a ``motion`` kernel that does not
-            hand the engine's drive.
+            a second acting kind with a compiled kernel, a ``motion`` kernel whose drive
+            role the engine's compiled step does not take.
     """
 
     def __init__(self, sim, copies: int, motion: str, measured, gap: float | None = None
@@ -104,6 +106,8 @@ class CopyKinds:
         params = sim.params
         acting, sensing, fans, timing, python, acts = [], [], [], [], [], []
         self.states = {}
+        side = sim.world.engine.fused()
+        engine_kernels = side.kernels if side is not None else {}
         for label, module in params.modules:
             rows, values = params.rows[label], params.values[label]
             if not len(rows):
@@ -119,9 +123,10 @@ class CopyKinds:
                     raise Unsupported(f"module {label!r} acts by a compiled kernel besides "
                                       f"{motion}: the batch drives one kind")
                 acts.append(label)  # its actuate a stage before the call (copystage)
-            elif label == motion and not drives(label):
-                raise Unsupported(f"module {label!r} acts by a compiled kernel that does not "
-                                  "hand the engine's drive (kernel_drive ('drive', 2))")
+            elif label == motion and drive_kernel(label, engine_kernels) is None:
+                raise Unsupported(f"module {label!r} acts by a compiled kernel whose drive "
+                                  f"{_kernels(label)[2]!r} the engine's compiled step does "
+                                  "not take")
             if label != motion and label not in measured:
                 continue
             if label in measured:
@@ -151,12 +156,10 @@ class CopyKinds:
         if found is None:
             raise Unsupported(why)
         self.module, self.labels = found.module, tuple(e[0] for e in sensing)
-        side = sim.world.engine.fused()
-        self.drive = side.kernels.get("drive") if side is not None else None
-        if self.drive is None:
-            raise Unsupported("the engine hands over no compiled drive")
+        self.drive = drive_kernel(motion, engine_kernels)  # None: the motion kind a stage
         self.acting = tuple((rows, param_matrix(m, p), self._kept(label),
-                             np.empty((len(rows), 2))) for label, m, rows, p, _ in acting)
+                             np.empty((len(rows), drive_width(_kernels(label)[2]))))
+                            for label, m, rows, p, _ in acting)
         self.act_out = tuple(np.empty((len(e[2]), len(e[1].command_fields))) for e in acting)
         self.rows = tuple(e[2] for e in sensing)
         self.every = tuple(e[6] for e in sensing)

@@ -17,7 +17,7 @@ camera's blobs, a radio's range) meets its own copy's alone. The ray geometry
 (:class:`CopyGeometry`) casts each ray in its copy's own frame against the template's static
 shapes and its copy's chassis. A copy measures as the template scenario run alone would, to
 rounding, and a kind costs its own Python once a step, whatever the number of copies. The
-acting kinds of Python code (the agents' ``velocity``, the ``leds``) run their ``actuate``
+acting kinds of Python code (the ``leds``, a plugin's drive) run their ``actuate``
 before the call, as a world's stages run before its composed call, on a frame that holds
 each copy in its own frame (the frame of the batch's actions and of what the drivers
 command, a ``track`` reference), with the batch's actions for the agents' kind and the
@@ -336,8 +336,7 @@ class CopyStage:
         actions; the others': zeros, nothing stores them in a batch); what the drive calls
         of ``frame.physics`` ask is written into the copies' commands (before the compiled
         call's drive, as a world's stages act before its composed call); what each returns
-        is what the measuring frame's ``actuated`` holds (the ``leds``' colours, the velocity
-        driven)."""
+        is what the measuring frame's ``actuated`` holds (the ``leds``' colours)."""
         if not self.acts:
             return
         frame = self._frame(batch, self.own)

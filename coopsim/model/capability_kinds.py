@@ -253,8 +253,11 @@ class ModuleKernel(Protocol):
             method ``drive`` is handed to after ``rows``: one array a column when
             ``columns`` is a count (``("drive", 2)``: forward speed and yaw rate), blocks of
             columns when it is a tuple of widths (``("apply_wrench", (3, 3))``: force, N,
-            and torque, N m, (len(rows), 3) each); or () for none
-            (:func:`coopsim.model.kernel.drive_parts`).
+            and torque, N m, (len(rows), 3) each; ``("set_velocity", (3,))``: world vx, vy
+            m/s and yaw rate rad/s, (len(rows), 3)); or () for none
+            (:func:`coopsim.model.kernel.drive_parts`). An engine whose compiled step takes
+            the role (kinematic: ``drive``, ``set_velocity``; aerial: ``apply_wrench``) runs
+            it inside the composed acting call, with its step.
     """
 
     kernel_views: ClassVar[tuple[str, ...]]

@@ -15,9 +15,10 @@ again, nothing is listed by hand.
 A step then costs two compiled calls and the Python at their edges: ``act`` runs every acting
 kind's ``kernel_actuate`` and, on an engine whose step is compiled
 (:meth:`~coopsim.physics.engine.Engine.fused`: the kinematic engine's small worlds, whose
-``drive`` role it takes; the aerial engine's up to its threads, whose ``apply_wrench``
-blocks it takes, with the rows' health check), hands each kind's drive to the engine's
-drive kernel and runs its step in the same call; elsewhere the drive goes to the engine's
+``drive`` and ``set_velocity`` roles it takes; the aerial engine's up to its threads, whose
+``apply_wrench`` blocks it takes, with the rows' health check), hands each kind's drive to
+the engine's kernel of its role and runs its step in the same call; elsewhere (or for a role
+the engine's compiled step does not take) the drive goes to the engine's
 access and the engine steps as always (around pymunk's or MuJoCo's own step). ``sense`` then
 draws each kind's block of the step's noise inside the call (counter-based:
 :func:`coopsim.model.noise_kernels.fill_block`, the bits the plain path's one draw gives) and
@@ -98,11 +99,11 @@ def source(acting: tuple, sensing: tuple, engine: tuple | None, fan: tuple | Non
     Args:
         acting: (module name, kernel name, views) of each acting kind's ``kernel_actuate``.
         sensing: (module name, kernel name, views) of each sensing kind's ``kernel_sense``.
-        engine: (module name, drive kernel name, step kernel name, drivers) when the engine's
-            drive and step join ``act_step`` (``drivers``: the acting kinds' indices whose
-            ``drive`` goes to the engine's drive: ``DRIVE(engine, rows, drive)``, False when
-            it refuses the drive; ``STEP(engine, edge)`` returns what ``act_step`` returns,
-            -1 after a refused drive), else None.
+        engine: (step kernel's (module, name), drivers) when the engine's drive and step
+            join ``act_step`` (``drivers``: (index, (module, name)) of each acting kind whose
+            ``drive`` goes to the engine's kernel of its role: ``D(engine, rows, drive)``,
+            False when it refuses the drive; ``STEP(engine, edge)`` returns what ``act_step``
+            returns, -1 after a refused drive), else None.
         fan: (module name, kernel name) of the caster's fan of every robot, which a kind
             reading ``ranges`` calls inside ``sense`` when its cast says so, or None (the
             fans are cast before the call: in 3D).
@@ -115,8 +116,13 @@ def source(acting: tuple, sensing: tuple, engine: tuple | None, fan: tuple | Non
         lines.append(f"from {mod} import {name} as A{k}")
     for k, (mod, name, _) in enumerate(sensing):
         lines.append(f"from {mod} import {name} as S{k}")
+    drives = {}  # the engine's drive kernels the call takes: (module, name) -> its alias
     if engine is not None:
-        lines.append(f"from {engine[0]} import {engine[1]} as DRIVE, {engine[2]} as STEP")
+        lines.append(f"from {engine[0][0]} import {engine[0][1]} as STEP")
+        for _, ref in engine[1]:
+            if ref not in drives:
+                drives[ref] = f"D{len(drives)}"
+                lines.append(f"from {ref[0]} import {ref[1]} as {drives[ref]}")
     if fan is not None:
         lines.append(f"from {fan[0]} import {fan[1]} as FAN")
     if below is not None:
@@ -133,9 +139,9 @@ def source(acting: tuple, sensing: tuple, engine: tuple | None, fan: tuple | Non
         lines += ["", "", "@jit(counted=False)",
                   f"def act_step({base}, statics, commands, outs, engine, edge):",
                   *calls]
-        for k in engine[3]:
+        for k, ref in engine[1]:
             lines.append(f"    rows, drive = statics[{k}][0], statics[{k}][3]")
-            lines.append("    if not DRIVE(engine, rows, drive):")
+            lines.append(f"    if not {drives[ref]}(engine, rows, drive):")
             lines.append("        return -1")
         lines += ["    return STEP(engine, edge)"]
     lines += ["", "", "@jit(counted=False)",
@@ -330,11 +336,13 @@ class ComposedPass:
         side = engine.fused()
         kernels = side.kernels if side is not None else {}
         in_call = None
-        if "drive" in kernels and all(r in ((), side.role) for r in roles):
-            drive, step = _ref(kernels["drive"]), _ref(kernels["step"])
-            if drive is not None and step is not None and drive[0] == step[0]:
-                in_call = (drive[0], drive[1], step[1],
-                           tuple(k for k, r in enumerate(roles) if r))
+        # the engine's step joins the call when it is compiled and takes every acting kind's
+        # drive by a kernel of its role (kinematic: drive, set_velocity; aerial: apply_wrench)
+        if "step" in kernels and all(not r or r[0] in kernels for r in roles):
+            step = _ref(kernels["step"])
+            drivers = tuple((k, _ref(kernels[r[0]])) for k, r in enumerate(roles) if r)
+            if step is not None and all(ref is not None for _, ref in drivers):
+                in_call = (step, drivers)
         fan = _ref(fan_robots_kernel) if beams and not casts3d else None
         # the below view: cast by the engine's kernel inside the call, else made before it
         # (cast through the engine's access: mujoco) or empty (no cast in 3D: the floor)

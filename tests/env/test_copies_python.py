@@ -310,10 +310,11 @@ def test_acting_kinds_of_python_code_act_before_the_compiled_drive_as_in_a_world
 
 
 def test_a_velocity_drive_flies_on_the_copies_as_on_the_world_backend(tmp_path):
-    """holonomic robots (their velocity module: Python code driving by set_velocity): two
-    agents a copy flown at random and a third tracking a figure-eight with its driver (the
-    reference in its copy's own frame, as the driver reads its pose there), a copy reset
-    half way; every observation and every robot's place as the world backend's."""
+    """holonomic robots (their velocity module's kernel handing the engine's set_velocity,
+    no stage of Python code): two agents a copy flown at random and a third tracking a
+    figure-eight with its driver (the reference in its copy's own frame, as the driver reads
+    its pose there), a copy reset half way; every observation and every robot's place as the
+    world backend's."""
     text = "[WORLD]\nfile " + str(ROOT / "worlds" / "empty.world") + "\n"
     for i, (pose, more) in enumerate((("-1 0 0", ""), ("1 0.5 1", ""), (
             "0 -1 0", "driver tracking shape eight size 1 period 4\n")), 1):
@@ -325,6 +326,7 @@ def test_a_velocity_drive_flies_on_the_copies_as_on_the_world_backend(tmp_path):
                                     lambda s: rng.uniform(-1.5, 1.5, (k, 2, 3)), 80,
                                     reset_at=40)
     assert copies.agents == ("q1", "q2") and copies.motion == "velocity"
+    assert copies.kinds.stage is None  # compiled, as motors
     mine = copies.snapshot()
     rows = [snap.index[name] for name in mine.robots]
     theirs = snap.poses[rows, :2] - np.repeat(world.offsets, 3, axis=0)

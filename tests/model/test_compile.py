@@ -90,14 +90,12 @@ from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
 
 compiled.load_pending()
-names = ("velocity",)
-kinds = ("gps_sense", "compass_sense", "motors_actuate", "motors_sense", "odometry_sense",
-         "target_sense", "bumper_sense", "sonar_sense")  # the kinds' own (ModuleKernel)
+kinds = ("gps_sense", "compass_sense", "motors_actuate", "motors_sense", "velocity_actuate",
+         "velocity_sense", "odometry_sense", "target_sense", "bumper_sense", "sonar_sense")
 
 
 def versions():
-    return {**{k: len(getattr(kernels, k).serial.signatures) for k in names},
-            **{k: len(getattr(kernels, k).signatures) for k in kinds}}
+    return {k: len(getattr(kernels, k).signatures) for k in kinds}
 
 
 assert all(versions().values()), versions()  # loaded with the loaders, before any world

@@ -14,7 +14,6 @@ import pytest
 from coopsim.app.run import Run, RunOptions
 from coopsim.formats import files
 from coopsim.model import compiled, threads
-from coopsim.plugins.modules import kernels
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,18 +69,19 @@ def test_a_kernel_call_sets_the_count_and_restores_it():
 
 
 @pytest.mark.skipif(not compiled.COMPILED, reason="numba's threads")
-def test_a_module_kernel_on_the_threads_gives_the_serial_bits():
+def test_a_kernel_on_the_threads_gives_the_serial_bits():
+    from coopsim.raycast import jitcast
+
     rng = np.random.default_rng(1)
     n = threads.ROWS_MIN + 77
-    commands, state = rng.normal(0, 1, (n, 6)), rng.normal(0, 1, (n, 6))
-    p = tuple(rng.uniform(0.1, 1.0, n) for _ in range(4))  # speed, accel, yaw rate, gain
-    alpha, rows = rng.uniform(0.1, 0.9, n), np.arange(n, dtype=np.int64)
-    one, many = np.empty((n, 3)), np.empty((n, 3))
-    kernels.velocity.serial(commands, rows, state[:, :3], state[:, 3:], p, alpha, 0.1, one)
+    pose, radius = rng.normal(0, 3, (n, 3)), rng.uniform(0.1, 0.5, n)
+    one = np.empty((n, 3)), np.empty((n, 2))
+    many = np.empty((n, 3)), np.empty((n, 2))
+    jitcast.robot_shapes.serial(pose, radius, *one)
     threads.use(threads._pool())
-    kernels.velocity(commands, rows, state[:, :3], state[:, 3:], p, alpha, 0.1, many)
-    assert len(kernels.velocity.parallel.signatures) >= 1  # by_rows: the parallel version
-    assert one.tobytes() == many.tobytes()
+    jitcast.robot_shapes(pose, radius, *many)
+    assert len(jitcast.robot_shapes.parallel.signatures) >= 1  # by_rows: the parallel version
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(one, many))
 
 
 @pytest.mark.slow

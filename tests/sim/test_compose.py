@@ -197,10 +197,11 @@ def test_the_engines_step_runs_inside_the_acting_call_on_the_kinematic_engine(mo
 def test_the_composed_text_names_every_kernel_and_its_digest_follows_them():
     text = compose.source((("coopsim.plugins.modules.kernels", "motors_actuate", ("axle",)),),
                           (("kernelkinds", "ping_sense", ("pose",)),),
-                          ("coopsim.physics.kinematic.small", "drive_rows", "step_checked",
-                           (0,)), None)
+                          (("coopsim.physics.kinematic.small", "step_checked"),
+                           ((0, ("coopsim.physics.kinematic.small", "drive_rows")),)), None)
     assert "import motors_actuate as A0" in text and "import ping_sense as S0" in text
-    assert "STEP(engine, edge)" in text and "DRIVE(engine, rows, drive)" in text
+    assert "import drive_rows as D0" in text and "STEP(engine, edge)" in text
+    assert "D0(engine, rows, drive)" in text
     module = compose.compiled(text)
     assert compose.compiled(text) is module  # one import a process
     # the composed call's cache key reaches the kernels it calls (an edit of one recompiles)

@@ -7,6 +7,8 @@ kinds at a rate, through a parameter changed mid-run."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -114,6 +116,43 @@ def test_kinds_of_python_code_run_as_stages_and_give_the_plain_paths_bits(
     plain, none, _ = _run(spec, 150, False, monkeypatch)
     assert none == 0
     _same(fast, plain)
+
+
+@pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
+def test_a_velocity_drive_is_composed_and_gives_the_plain_paths_bits(monkeypatch, engine):
+    """holonomic robots (``velocity`` acting by its kernel, handing the engine's
+    ``set_velocity``; on the kinematic engine inside the acting call, with its step): two
+    commanded into the wall and the arena's edge, one tracking a figure-eight (its position
+    loop); every snapshot column is the plain path's."""
+    spec = _robots(3, engine=engine, kind="holonomic", params=NOISY[1:])
+    eight = DriverSetting("tracking", (("shape", "eight"), ("size", "1"), ("period", "4")))
+    spec = replace(spec, robots=(replace(spec.robots[0], drivers=()),
+                                 replace(spec.robots[1], drivers=()),
+                                 replace(spec.robots[2], drivers=(eight,))))
+
+    def run(fuse: bool) -> tuple[list, int, str]:
+        monkeypatch.setattr(fused, "ENABLED", fuse)
+        load_pending()
+        sim = Simulation(spec)
+        stepper, out, took = Stepper(sim, mode="lockstep"), [], 0
+        assert not fuse or sim.plan().fused.in_call == (engine == "kinematic")
+        stepper.slots.put("r0", "velocity", (0.8, 0.2, 0.5, 0, 0, 0), attach=False)
+        stepper.slots.put("r1", "velocity", (-0.6, 0.9, -1.0, 0, 0, 0), attach=False)
+        for _ in range(200):
+            snap = stepper.tick()
+            took += sim._fusing
+            out.append(_columns(snap))
+        return out, took, sim.step_path
+
+    fast, took, path = run(True)
+    assert path == "composed (velocity, bumper, compass, gps, sonar)", path
+    assert took == 200
+    plain, none, _ = run(False)
+    assert none == 0
+    _same(fast, plain)
+    driven = [np.frombuffer(s["reading velocity"]).reshape(3, 6) for s in fast]
+    assert all((np.abs(d[:, :3]).max(axis=1) > 0.05).all() for d in driven[10:])
+    assert any(np.frombuffer(s["reading bumper"]).any() for s in fast)
 
 
 @pytest.mark.parametrize("params", [

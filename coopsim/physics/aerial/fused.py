@@ -19,11 +19,12 @@ from ...model.threads import parallel
 from . import kernels as ak
 from . import raykernel as ark
 
-#: What a composed call calls: ``drive(engine, rows, drive)`` (a kind's (n, 6) wrench into the
-#: engine's, False when not finite), ``step(engine, edge)`` (every row's step and check: how
-#: many diverged), ``below(state3d, rows, reach, offsets, scene, ray, dist, out)`` (the
-#: ``below`` view cast against :meth:`AerialFused.scene`); ``engine`` is :meth:`AerialFused.arrays`.
-KERNELS = {"drive": ak.wrench_rows, "step": ak.step_checked, "below": ark.underside}
+#: What a composed call calls: ``apply_wrench(engine, rows, drive)`` (the drive role of an
+#: acting kind's ``kernel_drive``: its (n, 6) wrench into the engine's, False when not
+#: finite), ``step(engine, edge)`` (every row's step and check: how many diverged),
+#: ``below(state3d, rows, reach, offsets, scene, ray, dist, out)`` (the ``below`` view cast
+#: against :meth:`AerialFused.scene`); ``engine`` is :meth:`AerialFused.arrays`.
+KERNELS = {"apply_wrench": ak.wrench_rows, "step": ak.step_checked, "below": ark.underside}
 
 
 class AerialFused:
@@ -34,8 +35,6 @@ class AerialFused:
     """
 
     kernels = KERNELS
-    #: The acting kinds' ``kernel_drive`` that the call's ``drive`` takes
-    role = ("apply_wrench", (3, 3))
 
     def __init__(self, engine) -> None:
         self.engine = engine

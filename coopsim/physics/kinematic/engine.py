@@ -60,8 +60,7 @@ from . import kernels as jit
 from . import small
 from ..engine import CopyTemplate, Engine, Handles
 from ..shapes import as_geometry, box_corners, outline_geometry
-from .kernels import (BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, VELOCITY,
-                                grid_geometry)
+from .kernels import BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, grid_geometry
 # the static shapes' grid and its cache, importable from here as before
 from .static import STATIC_CELLS, binned, static_grid, static_shapes  # noqa: F401
 
@@ -121,10 +120,12 @@ def write_drive(cmd, mode, driven, rows, forward, turn) -> None:
 def write_velocity(cmd, mode, driven, rows, velocity) -> None:
     """:meth:`KinematicEngine.set_velocity` into the command arrays (as :func:`write_drive`):
     robots ``rows`` that are driven get ``velocity`` (len(rows), 3): world vx, vy m/s, yaw
-    rate rad/s, a value not finite taken as 0."""
-    rows, velocity = _driven_rows(driven, rows, velocity)
-    cmd[rows] = velocity
-    mode[rows] = VELOCITY
+    rate rad/s (one row broadcast to them all), a value not finite taken as 0: one compiled
+    call (:func:`~coopsim.physics.kinematic.small.velocity_small`, a composed step's too)."""
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    velocity = np.ascontiguousarray(np.broadcast_to(np.asarray(velocity, dtype=float),
+                                                    (len(rows), 3)))
+    small.velocity_small(cmd, mode, driven, rows, velocity)
 
 
 def _driven_rows(driven, rows, *values) -> tuple:

@@ -17,10 +17,14 @@ import numpy as np
 
 from . import small
 
-#: What a composed call calls: the engine's ``drive(engine, rows, drive)`` and
-#: ``step(engine, edge)`` of a small world (:func:`~coopsim.physics.kinematic.small.drive_rows`,
+#: What a composed call calls: a kernel for each drive role an acting kind hands the engine
+#: (``kernel_drive``: ``drive`` (n, 2) forward speed, turn rate; ``set_velocity`` (n, 3) world
+#: vx, vy, yaw rate), ``role(engine, rows, drive)``, and ``step(engine, edge)`` of a small
+#: world (:func:`~coopsim.physics.kinematic.small.drive_rows`,
+#: :func:`~coopsim.physics.kinematic.small.velocity_rows`,
 #: :func:`~coopsim.physics.kinematic.small.step_checked`), ``engine`` :meth:`KinematicFused.arrays`.
-KERNELS = {"drive": small.drive_rows, "step": small.step_checked}
+KERNELS = {"drive": small.drive_rows, "set_velocity": small.velocity_rows,
+           "step": small.step_checked}
 
 
 class KinematicFused:
@@ -32,8 +36,6 @@ class KinematicFused:
     """
 
     kernels = KERNELS
-    #: The acting kinds' ``kernel_drive`` that the call's ``drive`` takes
-    role = ("drive", 2)
 
     def __init__(self, engine, small_n: int) -> None:
         self.engine = engine

@@ -20,9 +20,9 @@ import math
 import numpy as np
 
 from ...model.health import healthy_rows
-from .kernels import (DIFFERENTIAL, NX, NY, _first_robot, _inline, _jit, _resolve_robot,
-                      bounds_rows, cell_of, finish_robot, geometry, mark, move_robot,
-                      scatter_rows, sort_rows, speed_rows)
+from .kernels import (DIFFERENTIAL, NX, NY, VELOCITY, _first_robot, _inline, _jit,
+                      _resolve_robot, bounds_rows, cell_of, finish_robot, geometry, mark,
+                      move_robot, scatter_rows, sort_rows, speed_rows)
 
 
 @_jit(counted=False)
@@ -126,14 +126,21 @@ def step_small(pos, buf, yaw, cmd, mode, heading, radius, state, contact, moved,
               np.empty(n + 65, np.int64))
 
 
+@_inline()
+def _check_rows(rows, n):
+    """An IndexError, before anything is written, when some row is outside 0 .. n - 1 and
+    -n .. -1 (as numpy's indexing would refuse it)."""
+    for k in range(len(rows)):
+        if rows[k] < -n or rows[k] >= n:
+            raise IndexError("robot row out of range")
+
+
 @_jit()
 def drive_small(cmd, mode, driven, rows, forward, turn):
     """``KinematicEngine.drive`` in one call: robots ``rows`` that are driven get (forward
     m/s, 0, turn rad/s), a value that is not finite taken as 0, and the differential mode."""
     n = len(cmd)
-    for k in range(len(rows)):
-        if rows[k] < -n or rows[k] >= n:  # as numpy's indexing would refuse it
-            raise IndexError("robot row out of range")
+    _check_rows(rows, n)
     for k in range(len(rows)):
         i = rows[k] if rows[k] >= 0 else rows[k] + n
         if driven[i]:
@@ -142,6 +149,22 @@ def drive_small(cmd, mode, driven, rows, forward, turn):
             cmd[i, 1] = 0.0
             cmd[i, 2] = t if math.isfinite(t) else 0.0
             mode[i] = DIFFERENTIAL
+
+
+@_jit()
+def velocity_small(cmd, mode, driven, rows, velocity):
+    """``KinematicEngine.set_velocity`` in one call: robots ``rows`` that are driven get
+    ``velocity`` (len(rows), 3) world vx, vy m/s, yaw rate rad/s, a value that is not finite
+    taken as 0, and the velocity mode."""
+    n = len(cmd)
+    _check_rows(rows, n)
+    for k in range(len(rows)):
+        i = rows[k] if rows[k] >= 0 else rows[k] + n
+        if driven[i]:
+            for j in range(3):
+                v = velocity[k, j]
+                cmd[i, j] = v if math.isfinite(v) else 0.0
+            mode[i] = VELOCITY
 
 
 @_jit()
@@ -164,6 +187,17 @@ def drive_rows(engine, rows, drive):
     (:meth:`~coopsim.physics.kinematic.fused.KinematicFused.arrays`); True (it refuses none)."""
     cmd, mode, driven, arrays = engine
     drive_small(cmd, mode, driven, rows, drive[:, 0], drive[:, 1])
+    return True
+
+
+@_jit()
+def velocity_rows(engine, rows, drive):
+    """A composed call's ``set_velocity`` (:mod:`coopsim.sim.compose`): :func:`velocity_small`
+    of robots ``rows`` with ``drive`` (n, 3) world vx, vy (m/s) and yaw rate (rad/s) on
+    ``engine`` (:meth:`~coopsim.physics.kinematic.fused.KinematicFused.arrays`); True (it
+    refuses none)."""
+    cmd, mode, driven, arrays = engine
+    velocity_small(cmd, mode, driven, rows, drive)
     return True
 
 

@@ -1,15 +1,12 @@
-"""Compiled kernels of the ground robots' kinds (``motors``, ``odometry``, ``target``, ``bumper``,
-``sonar``, ``gps``, ``compass``) and the ``velocity`` actuator: a small world's step.
+"""Compiled kernels of the ground robots' kinds (``motors``, ``velocity``, ``odometry``,
+``target``, ``bumper``, ``sonar``, ``gps``, ``compass``): a small world's step.
 
 One robot's ``motors`` and ``odometry`` in numpy cost about twenty calls a step, each 0.3-0.7
 us on a one-row array: more than the arithmetic. Each kernel here is one call doing a module's
 formula robot by robot (no fused multiply-adds: numba contracts none without ``fastmath``).
-The modules call them (loaded with a run: :func:`coopsim.model.compiled.warmer`). From
-:data:`coopsim.model.threads.ROWS_MIN` robots the actuators' kernels share their rows among
-numba's threads (each robot's row is its own: the same bits). The kinds' kernels (the
-``ModuleKernel`` contract, below) are the one implementation of each kind: the plain step runs
-them one by one and the composed step (:mod:`coopsim.sim.compose`) calls them in one compiled
-call. The ``target``'s angle is
+The kinds' kernels (the ``ModuleKernel`` contract, below) are the one implementation of each
+kind: the plain step runs them one by one and the composed step (:mod:`coopsim.sim.compose`)
+calls them in one compiled call. The ``target``'s angle is
 ``math.atan2`` (libm's: numpy's ``arctan2`` may dispatch to SVML on AVX-512 machines and differ
 in the last bit).
 
@@ -22,9 +19,8 @@ import math
 
 import numpy as np
 
-from ...model.compiled import jit, prange, warmer
+from ...model.compiled import jit, warmer
 from ...model.kernel import read_only
-from ...model.threads import by_rows
 
 _PI = math.pi
 _TWO_PI = 2 * math.pi
@@ -137,43 +133,6 @@ def _cap_row(vx, vy, limit):
     return vx * scale, vy * scale
 
 
-@jit(inline=True)
-def _velocity_row(k, i, commands, pose, now, p, alpha, dt, out):
-    max_speed, max_accel, max_yaw, gain = p[0][k], p[1][k], p[2][k], p[3][k]
-    wx, wy, wz = commands[k, 0], commands[k, 1], commands[k, 2]
-    if commands[k, 5] > 0.5:  # tracking: the position loop's command
-        wx += gain * (commands[k, 3] - pose[i, 0])
-        wy += gain * (commands[k, 4] - pose[i, 1])
-    wx, wy = _cap_row(wx, wy, max_speed)
-    cx, cy = _cap_row(alpha[k] * (wx - now[i, 0]), alpha[k] * (wy - now[i, 1]), max_accel * dt)
-    ox, oy = _cap_row(now[i, 0] + cx, now[i, 1] + cy, max_speed)
-    oz = now[i, 2] + alpha[k] * (wz - now[i, 2])
-    if not math.isnan(oz):  # np.clip's ternaries: the same signed zeros
-        oz = oz if oz > -max_yaw else -max_yaw
-        oz = oz if oz < max_yaw else max_yaw
-    out[k, 0], out[k, 1], out[k, 2] = ox, oy, oz
-
-
-@jit()
-def _velocity(commands, rows, pose, now, p, alpha, dt, out):
-    """The ``velocity`` actuator: ``out`` (n, 3) = the velocity driven this step (world frame,
-    m/s, rad/s) for robots ``rows`` (n,) of ``pose`` and ``now`` (N, 3, the engine's velocity)
-    with stored ``commands`` (n, 6), parameters ``p`` (four (n,) arrays: max_speed m/s,
-    max_accel m/s^2, max_yaw_rate rad/s, gain 1/s) and lag factors ``alpha`` (n,) over ``dt``
-    s: the command (or the position loop's) capped at max_speed, the lag's change capped at
-    max_accel dt, the result capped again, the yaw rate clipped
-    (``velocity.Velocity.actuate``'s numpy, operation for operation)."""
-    for k in range(len(out)):
-        _velocity_row(k, rows[k], commands, pose, now, p, alpha, dt, out)
-
-
-@jit(parallel=True)
-def _velocity_threads(commands, rows, pose, now, p, alpha, dt, out):
-    """:func:`_velocity` on the threads."""
-    for k in prange(len(out)):
-        _velocity_row(np.int64(k), rows[k], commands, pose, now, p, alpha, dt, out)
-
-
 # -- the kinds' kernels (the ModuleKernel contract: coopsim.model.capability_kinds) ----------
 # Arguments: views (the frame arrays of kernel_views: every robot's rows, but for dt, targets
 # and ranges), rows (int64), params ((len(rows), P) in the kind's params order), state (its
@@ -251,6 +210,53 @@ def motors_sense(views, rows, params, state, normals, uniforms, prev, out):
 
 
 @jit()
+def velocity_actuate(views, rows, params, state, commands, out, drive):
+    """``velocity``: ``drive`` (n, 3) the velocity driven this step (world vx, vy m/s, yaw
+    rate rad/s), also kept in its state (``driven`` (N, 3), for its reading) and as ``out``'s
+    first three columns (its other three: the reference, ``ref_x``, ``ref_y``, ``tracking``,
+    of the stored ``commands`` (n, 6)). From the body's velocity v (views: pose, velocity, dt
+    s) towards the command v_c (tracking: v_ff + gain (p_ref - p)) capped at max_speed:
+    v + the lag's share 1 - exp(-dt / tau) (1 without a lag) of the gap, that change capped
+    at max_accel dt, the result capped at max_speed; the yaw rate through the same lag,
+    clipped to +-max_yaw_rate. params: max_speed m/s, max_accel m/s^2, tau s, max_yaw_rate
+    rad/s, gain 1/s."""
+    pose, now, dt = views[0], views[1], views[2][0]
+    driven, seen = state
+    for k in range(len(rows)):
+        i = rows[k]
+        max_speed, max_accel, tau, max_yaw, gain = params[k, 0], params[k, 1], params[k, 2], \
+            params[k, 3], params[k, 4]
+        alpha = -math.expm1(-dt / tau) if tau > 0 else 1.0
+        wx, wy, wz = commands[k, 0], commands[k, 1], commands[k, 2]
+        if commands[k, 5] > 0.5:  # tracking: the position loop's command
+            wx += gain * (commands[k, 3] - pose[i, 0])
+            wy += gain * (commands[k, 4] - pose[i, 1])
+        wx, wy = _cap_row(wx, wy, max_speed)
+        cx, cy = _cap_row(alpha * (wx - now[i, 0]), alpha * (wy - now[i, 1]), max_accel * dt)
+        ox, oy = _cap_row(now[i, 0] + cx, now[i, 1] + cy, max_speed)
+        oz = now[i, 2] + alpha * (wz - now[i, 2])
+        if not math.isnan(oz):  # np.clip's ternaries: the same signed zeros
+            oz = oz if oz > -max_yaw else -max_yaw
+            oz = oz if oz < max_yaw else max_yaw
+        drive[k, 0], drive[k, 1], drive[k, 2] = ox, oy, oz
+        out[k, 0], out[k, 1], out[k, 2] = ox, oy, oz
+        out[k, 3], out[k, 4], out[k, 5] = commands[k, 3], commands[k, 4], commands[k, 5]
+        driven[i, 0], driven[i, 1], driven[i, 2], seen[i] = ox, oy, oz, True
+
+
+@jit()
+def velocity_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``velocity``: the velocity driven this step (its state's ``driven``: vx, vy m/s world
+    frame, yaw rate rad/s), then the body's actual one (views: pose, velocity, dt)."""
+    now = views[1]
+    driven = state[0]
+    for k in range(len(rows)):
+        i = rows[k]
+        out[k, 0], out[k, 1], out[k, 2] = driven[i, 0], driven[i, 1], driven[i, 2]
+        out[k, 3], out[k, 4], out[k, 5] = now[i, 0], now[i, 1], now[i, 2]
+
+
+@jit()
 def odometry_sense(views, rows, params, state, normals, uniforms, prev, out):
     """``odometry``: ``prev`` advanced by this step's wheel travel (:func:`_odometry_row`;
     views: pose, velocity, axle m, dt s), each wheel's slipping by its normal (``normals``
@@ -302,22 +308,6 @@ def sonar_sense(views, rows, params, state, normals, uniforms, prev, out):
             out[k, j] = _clip(out[k, j], 0.0, params[k, 0])
 
 
-# Each kernel serial for a small world, on the threads for a swarm (coopsim.model.threads):
-# the same rows either way, so the same bits.
-velocity = by_rows(_velocity, _velocity_threads)
-
-
-def _load() -> None:
-    """Call :data:`velocity` once with every kind of array the module passes (numba compiles
-    one version per kind: a step must not wait for one): the frame's views and the commands,
-    read-only (:func:`coopsim.model.kernel.read_only`), contiguous or not (one robot's
-    velocity row is contiguous, several robots' are a strided view of the state)."""
-    for n in (1, 2):
-        state = read_only(np.zeros((n, 6)))  # the frame's state: a read-only view
-        velocity(read_only(np.zeros((n, 6))), np.arange(n), state[:, :3], state[:, 3:6],
-                 (np.ones(n),) * 4, np.ones(n), 0.1, np.zeros((n, 3)))
-
-
 def _load_kinds() -> None:
     """Call the kinds' kernels once with the arrays a step hands them: the frame's read-only
     views (coopsim.model.kernel.views_of), the read-only noise blocks (none: (n, 0); the
@@ -345,9 +335,12 @@ def _load_kinds() -> None:
         sense(sonar_sense, (ro(np.zeros((n, 11))),), 11, 4)
         motors_actuate((pose, velocity, axle), rows, ro(np.ones((n, 2))), motors,
                        ro(np.zeros((n, 2))), np.zeros((n, 2)), np.zeros((n, 2)))
+        held = (np.zeros((n, 3)), np.zeros(n, dtype=np.bool_))
+        sense(velocity_sense, (pose, velocity, dt), 6, 5, held)
+        velocity_actuate((pose, velocity, dt), rows, ro(np.ones((n, 5))), held,
+                         ro(np.zeros((n, 6))), np.zeros((n, 6)), np.zeros((n, 3)))
 
 
-#: The loaders of the kernels above, run with a world using the kinds named
-WARM = warmer(_load, labels=("velocity",))
+#: The loader of the kernels above, run with a world using the kinds named
 WARM_KINDS = warmer(_load_kinds, labels=("gps", "compass", "motors", "odometry", "target",
-                                               "bumper", "sonar"))
+                                               "bumper", "sonar", "velocity"))

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...model.commands import OUT_OF_RANGE, Command
 from ...model.errors import ProtocolError
+from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 from . import kernels
@@ -104,36 +105,11 @@ class Velocity(Module):
                 float(data[1]), 1.0
         return float(data[0]), float(data[1]), float(data[2]), 0.0, 0.0, 0.0
 
-    @classmethod
-    def actuate(cls, frame, rows, p, commands):
-        """The velocity driven this step (len(rows), 3): the command (or the position loop's)
-        through the lag, the acceleration limit and the caps; world frame, m/s and rad/s."""
-        alpha = cls._alpha(p["tau"], frame.dt)
-        out = np.empty((len(rows), 3))  # one compiled call (plugins/modules/kernels.py)
-        kernels.velocity(commands, rows, frame.pose, frame.velocity,
-                         (p["max_speed"], p["max_accel"], p["max_yaw_rate"], p["gain"]),
-                         alpha, frame.dt, out)
-        frame.physics.set_velocity(rows, out)
-        return out
-
-    _lag: tuple = (None, None, None)  # (tau array, dt, alpha): the last lag factors
-
-    @classmethod
-    def _alpha(cls, tau: np.ndarray, dt: float) -> np.ndarray:
-        """The lag's share of the gap closed in ``dt`` s, 1 - exp(-dt / tau) (1 without a lag),
-        per robot; worked out again only when the parameter arrays (new ones with every
-        parameter change) or dt change."""
-        last, last_dt, alpha = cls._lag
-        if last is not tau or last_dt != dt:
-            alpha = np.where(tau > 0, -np.expm1(-dt / np.where(tau > 0, tau, 1.0)), 1.0)
-            cls._lag = (tau, dt, alpha)  # holding tau: its id is not reused while cached
-        return alpha
-
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        driven = frame.actuated.get(cls.label)
-        out = np.zeros((len(rows), 6))
-        if driven is not None and len(driven) == len(rows):
-            out[:, :3] = driven
-        out[:, 3:] = frame.velocity[rows]
-        return out
+    # The velocity driven this step handed to the engine's ``set_velocity`` and kept in its
+    # state (``driven``: vx, vy m/s, yaw rate rad/s) for its reading, then the body's actual
+    # velocity: one compiled call each (kernels.velocity_actuate, kernels.velocity_sense)
+    state_fields = (StateField("driven", (3,)),)
+    kernel_views = ("pose", "velocity", "dt")
+    kernel_sense = kernels.velocity_sense
+    kernel_actuate = kernels.velocity_actuate
+    kernel_drive = ("set_velocity", (3,))
