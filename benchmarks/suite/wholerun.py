@@ -5,7 +5,8 @@ listens to costs what its tick costs)."""
 
 import resource
 
-from .common import Case, alternate, count, flyers, root, sizes, threads, unit
+from .common import (Case, alternate, count, flyers, kernels_ready, root, sizes, threads,
+                     unit)
 
 
 def _cpu() -> float:
@@ -25,13 +26,6 @@ def _spec(name: str):
     return load_scenario_or_world(str(root() / "scenarios" / f"{name}.scenario"))
 
 
-def _loaded() -> None:
-    """Load every registered kernel (a simulation loads those of its world as it is made)."""
-    from coopsim.model.compiled import load_pending
-
-    load_pending()
-
-
 def whole_us(spec, steps: int) -> float:
     """us of the process's CPU a step of a headless lockstep :class:`~coopsim.app.run.Run`
     of ``spec`` (network up, no controllers, unpaced) followed by ``watch`` to its end, start-up
@@ -42,7 +36,7 @@ def whole_us(spec, steps: int) -> float:
     options = RunOptions(mode="lockstep", port=0, controllers=False, speed=0)
     with Run(spec, options) as live:
         stepper = live.stepper
-        _loaded()
+        kernels_ready()
         for _ in range(20):  # kernels loaded, first-use costs out of the figure
             stepper.tick()
         first, start = stepper.snapshot.step, _cpu()
@@ -56,7 +50,7 @@ def tick_us(spec, steps: int) -> float:
     from coopsim.app.run import Run, RunOptions
 
     stepper = Run(spec, RunOptions(mode="lockstep", network=False, controllers=False)).stepper
-    _loaded()
+    kernels_ready()
     for _ in range(20):
         stepper.tick()
     start = _cpu()

@@ -89,11 +89,6 @@ def count() -> int:
     return max(1, min(n, _pool()))
 
 
-def thread_count() -> int:
-    """Alias of :func:`count` (the name earlier releases had)."""
-    return count()
-
-
 def parallel(work: int, threshold: int) -> bool:
     """True when a kernel with ``work`` items (robots, rays) should use numba's threads: at least
     ``threshold`` of them and more than one thread to use."""

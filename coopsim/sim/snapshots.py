@@ -175,7 +175,7 @@ class SnapshotMaker:
         fields["extra"] = self._public(sim.extra)
         if frame.state3d is not None:
             fields.update(self._state3d(frame.state3d))
-        out = object.__new__(Snapshot)  # as new_snapshot, on a dict of its own
+        out = object.__new__(Snapshot)  # no per-field __setattr__; a dict of its own
         object.__setattr__(out, "__dict__", fields)
         return out
 
@@ -306,16 +306,9 @@ def _poses3d(engine, handles: list) -> np.ndarray | None:
     return frozen(engine.poses3d(handles)) if handles else _NO_POSES3D
 
 
-def new_snapshot(**fields) -> Snapshot:
-    """``Snapshot(**fields)`` (every field given) without the frozen dataclass's per-field
-    ``object.__setattr__``: the same object (it has no ``__post_init__``), built every step."""
-    out = object.__new__(Snapshot)
-    object.__setattr__(out, "__dict__", fields)  # the keywords' own new dict: no one else's
-    return out
-
-
 def with_rules(snapshot: Snapshot, rules: dict) -> Snapshot:
-    """``dataclasses.replace(snapshot, rules=rules)`` as :func:`new_snapshot` builds it."""
+    """``dataclasses.replace(snapshot, rules=rules)`` without the frozen dataclass's per-field
+    ``object.__setattr__`` (a snapshot has no ``__post_init__``)."""
     out = object.__new__(Snapshot)
     object.__setattr__(out, "__dict__", {**snapshot.__dict__, "rules": rules})
     return out

@@ -305,14 +305,6 @@ def tool_in_base(arm: ArmSpec, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rot, pos + rot @ tool
 
 
-def tool_frames(arm: ArmSpec, q: np.ndarray) -> np.ndarray:
-    """(n, 4, 4) the tool frames of :func:`tool_in_base` as homogeneous transforms."""
-    rot, pos = tool_in_base(arm, q)
-    out = np.zeros((len(q), 4, 4))
-    out[:, :3, :3], out[:, :3, 3], out[:, 3, 3] = rot, pos, 1.0
-    return out
-
-
 def world_tool(arm: ArmSpec, state: np.ndarray, q: np.ndarray) -> tuple[np.ndarray,
                                                                           np.ndarray]:
     """(n, 3, 3) turns and (n, 3) positions (m) of the tool frames in the world, the arms on
