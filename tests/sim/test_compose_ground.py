@@ -118,17 +118,23 @@ def test_kinds_of_python_code_run_as_stages_and_give_the_plain_paths_bits(
     _same(fast, plain)
 
 
-@pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
-def test_a_velocity_drive_is_composed_and_gives_the_plain_paths_bits(monkeypatch, engine):
+@pytest.mark.parametrize("engine, wheeled", [("kinematic", False), ("pymunk", False),
+                                             ("kinematic", True)])
+def test_a_velocity_drive_is_composed_and_gives_the_plain_paths_bits(monkeypatch, engine,
+                                                                     wheeled):
     """holonomic robots (``velocity`` acting by its kernel, handing the engine's
     ``set_velocity``; on the kinematic engine inside the acting call, with its step): two
     commanded into the wall and the arena's edge, one tracking a figure-eight (its position
-    loop); every snapshot column is the plain path's."""
+    loop); ``wheeled``: a wandering ``single`` robot (``motors``, the engine's ``drive``) among
+    them, both drives inside the one call. Every snapshot column is the plain path's."""
     spec = _robots(3, engine=engine, kind="holonomic", params=NOISY[1:])
     eight = DriverSetting("tracking", (("shape", "eight"), ("size", "1"), ("period", "4")))
     spec = replace(spec, robots=(replace(spec.robots[0], drivers=()),
                                  replace(spec.robots[1], drivers=()),
                                  replace(spec.robots[2], drivers=(eight,))))
+    if wheeled:
+        spec = replace(spec, robots=(*spec.robots, replace(_robots(1).robots[0], name="w",
+                                                           position=(0.5, 1.0, 0.0))))
 
     def run(fuse: bool) -> tuple[list, int, str]:
         monkeypatch.setattr(fused, "ENABLED", fuse)
@@ -145,14 +151,18 @@ def test_a_velocity_drive_is_composed_and_gives_the_plain_paths_bits(monkeypatch
         return out, took, sim.step_path
 
     fast, took, path = run(True)
-    assert path == "composed (velocity, bumper, compass, gps, sonar)", path
+    labels = "motors, velocity, bumper, compass, gps, odometry, sonar, target" if wheeled \
+        else "velocity, bumper, compass, gps, sonar"
+    assert path == f"composed ({labels})", path
     assert took == 200
     plain, none, _ = run(False)
     assert none == 0
     _same(fast, plain)
-    driven = [np.frombuffer(s["reading velocity"]).reshape(3, 6) for s in fast]
+    driven = [np.frombuffer(s["reading velocity"]).reshape(-1, 6)[:3] for s in fast]
     assert all((np.abs(d[:, :3]).max(axis=1) > 0.05).all() for d in driven[10:])
     assert any(np.frombuffer(s["reading bumper"]).any() for s in fast)
+    if wheeled:  # its wheels driven too
+        assert np.abs(np.frombuffer(fast[-1]["reading motors"]).reshape(-1, 4)[3]).max() > 0.05
 
 
 @pytest.mark.parametrize("params", [
