@@ -60,7 +60,7 @@ from . import kernels as jit
 from . import small
 from ..engine import CopyTemplate, Engine, Handles
 from ..shapes import as_geometry, box_corners, outline_geometry
-from .kernels import BOX, CIRCLE, DIFFERENTIAL, GAP, NONE, grid_geometry
+from .kernels import BOX, CIRCLE, GAP, NONE, grid_geometry
 # the static shapes' grid and its cache, importable from here as before
 from .static import STATIC_CELLS, binned, static_grid, static_shapes  # noqa: F401
 
@@ -104,17 +104,13 @@ class _Object:
 def write_drive(cmd, mode, driven, rows, forward, turn) -> None:
     """:meth:`KinematicEngine.drive` into the command arrays ``cmd`` (N, 3), ``mode`` (N,)
     of robots ``driven`` (N,) (an engine's, or the copies batch backend's): robots ``rows``
-    that are driven get (forward m/s, 0, turn rad/s), a value not finite taken as 0."""
-    rows = np.asarray(rows, dtype=np.int64)
-    forward, turn = np.asarray(forward, dtype=float), np.asarray(turn, dtype=float)
-    if rows.ndim == forward.ndim == turn.ndim == 1 and len(rows) == len(forward) == len(turn):
-        # one compiled loop (numpy's ~10 passes over the rows were a serial millisecond a
-        # step at 100,000 robots)
-        small.drive_small(cmd, mode, driven, rows, forward, turn)
-        return
-    rows, forward, turn = _driven_rows(driven, rows, forward, turn)
-    cmd[rows, 0], cmd[rows, 1], cmd[rows, 2] = forward, 0.0, turn
-    mode[rows] = DIFFERENTIAL
+    that are driven get (forward m/s, 0, turn rad/s), a value broadcast to every row, one not
+    finite taken as 0: one compiled loop (:func:`~coopsim.physics.kinematic.small.
+    drive_small`, a composed step's too; numpy's ~10 passes over the rows were a serial
+    millisecond a step at 100,000 robots)."""
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    small.drive_small(cmd, mode, driven, rows, _shaped(forward, rows.shape),
+                      _shaped(turn, rows.shape))
 
 
 def write_velocity(cmd, mode, driven, rows, velocity) -> None:
@@ -123,21 +119,15 @@ def write_velocity(cmd, mode, driven, rows, velocity) -> None:
     rate rad/s (one row broadcast to them all), a value not finite taken as 0: one compiled
     call (:func:`~coopsim.physics.kinematic.small.velocity_small`, a composed step's too)."""
     rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-    velocity = np.ascontiguousarray(np.broadcast_to(np.asarray(velocity, dtype=float),
-                                                    (len(rows), 3)))
-    small.velocity_small(cmd, mode, driven, rows, velocity)
+    small.velocity_small(cmd, mode, driven, rows, _shaped(velocity, (len(rows), 3)))
 
 
-def _driven_rows(driven, rows, *values) -> tuple:
-    """``rows`` and the values aligned with them (non-finite values as 0), without the robots
-    not ``driven`` (as pymunk, where they have no control body)."""
-    rows = np.asarray(rows, dtype=np.int64)
-    values = [np.asarray(v, dtype=float) for v in values]
-    values = [v if np.isfinite(v).all() else np.where(np.isfinite(v), v, 0.0) for v in values]
-    keep = driven[rows]
-    if keep.all():
-        return (rows, *values)
-    return (rows[keep], *(v[keep] for v in values))
+def _shaped(values, shape: tuple) -> np.ndarray:
+    """``values`` as float64 of ``shape``: as given when it has it, else broadcast into an
+    array of its own (not numpy's read-only broadcast view: the kernels are compiled for the
+    arrays callers pass)."""
+    values = np.asarray(values, dtype=float)
+    return values if values.shape == shape else np.broadcast_to(values, shape).copy()
 
 
 class KinematicEngine(Engine):
