@@ -1,5 +1,5 @@
 """The compiled ray cast of the ``aerial`` engine's range sensing in 3D
-(:mod:`coopsim.physics.aerial.rays` builds the tables and holds the numpy twin).
+(:mod:`coopsim.physics.aerial.rays` builds the tables).
 
 Every ray is tested against the floor plane and against the solids whose bounding box its
 segment passes through (the slab test). Up to :data:`FEW` solids a ray tests them all; beyond,
@@ -10,9 +10,8 @@ can be nearer: it would have been registered in a cell already looked at). Each 
 ``ray_box``, ``ray_cylinder``, ``ray_sphere``): the first non-negative distance at which the ray
 meets the solid's surface, so a ray starting inside a solid meets it where it leaves. The
 bounding boxes only choose which solids are tested (grown, so rounding cannot drop one), and a
-minimum does not depend on the order, so this kernel and the numpy twin, which tests every
-solid, give the same bits (no libm call, no ``fastmath``: ``sqrt`` is correctly rounded
-everywhere).
+minimum does not depend on the order, so the grid walk gives the bits of testing every solid
+(no libm call, no ``fastmath``: ``sqrt`` is correctly rounded everywhere).
 
 Layouts (float64): ``solids`` (S, :data:`WIDTH`) one row a solid: :data:`KIND` (0 cylinder,
 1 box, 2 ball: :mod:`coopsim.model.placement`'s codes), :data:`OWNER` (the robot row whose own
