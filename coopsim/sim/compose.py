@@ -288,6 +288,7 @@ class ComposedPass:
         self._keys = np.zeros(1, np.uint64)
         self._dt = read_only(np.zeros(1))  # the step, s, as the ``dt`` view
         self._acts: tuple = (None, ())  # (what they were made for, acting statics)
+        self._drives: tuple = (None, None, ())  # (access, statics, (call, rows, parts)...)
         self._tables: dict = {}  # label -> (its table of commands, a read-only view of it)
         self._edge: tuple = (None, None)  # (the floor, the health check's bounds on it)
         self._kept: tuple = (None, None, ())
@@ -491,11 +492,16 @@ class ComposedPass:
 
     def _drive(self, sim) -> None:
         """Every acting kind's drive (the ``drive`` scratch its kernel filled) handed to the
-        engine's access (:func:`coopsim.model.kernel.drive_parts`), in order."""
-        access = sim.access
-        for part, role in zip(self._acts[1], self.roles):
-            if role:
-                getattr(access, role[0])(part[0], *kernel_views.drive_parts(role, part[3]))
+        engine's access (:func:`coopsim.model.kernel.drive_parts`), in order: the calls and
+        their parts (views of the scratch) made once for the access and the statics."""
+        access, statics = sim.access, self._acts[1]
+        kept = self._drives
+        if kept[0] is not access or kept[1] is not statics:
+            kept = self._drives = (access, statics, tuple(
+                (getattr(access, role[0]), part[0], kernel_views.drive_parts(role, part[3]))
+                for part, role in zip(statics, self.roles) if role))
+        for call, rows, parts in kept[2]:
+            call(rows, *parts)
 
     def _acting_statics(self, sim) -> tuple:
         """What ``act`` takes that stays while the layout and the state tables do: per acting
