@@ -243,6 +243,14 @@ def _kernels(module) -> tuple:
             tuple(view.kernel_views))
 
 
+def _reads(needs: set) -> tuple:
+    """Which of the base's computed views a call whose kinds read ``needs`` makes: (some 3D
+    view: ``state3d``, ``full_state`` or ``below``; ``full_state``; ``state3d``;
+    ``targets``; ``clock``)."""
+    return (bool(needs & {"state3d", "full_state", "below"}), "full_state" in needs,
+            "state3d" in needs, "targets" in needs, "clock" in needs)
+
+
 def _kept(states, module) -> tuple:
     """``module``'s state table as its kernels take it (its arrays, then ``seen``), or ()."""
     return states.get(module.label).kernel_args if module.state_fields else ()
@@ -279,6 +287,7 @@ class ComposedPass:
         #: the views the acting kinds read (the acting call is handed no contact or target
         #: the sensing kinds alone read)
         self.act_needs = {name for entry in acting for name in _kernels(entry[1])[3]}
+        self._reads, self._act_reads = _reads(self.needs), _reads(self.act_needs)
         #: whether the acting kinds read the robots' planar state (else none is read for
         #: them: ``state3d`` is the engine's own read)
         self.acting_reads = any(name in ("pose", "velocity", "full_state", "contact")
@@ -362,33 +371,35 @@ class ComposedPass:
         the same bits)."""
         return self.rows < ROWS_MIN or not parallel(self.rows, ROWS_MIN)
 
-    def _base(self, sim, state: np.ndarray, contact: np.ndarray, needs: set,
+    def _base(self, sim, state: np.ndarray, contact: np.ndarray, reads: tuple,
               clock: bool = False) -> tuple:
         """The arrays every call takes (:data:`BASE`) for the planar ``state`` (N, 6); those
-        of views no kind of the call ``needs`` reads are :data:`~coopsim.model.kernel.UNREAD`.
-        ``clock``: the call
-        reads the step's time (the sensing call)."""
-        robots, engine = sim.robots, sim.world.engine
+        of views no kind of the call reads (``reads``: :func:`_reads` of the views it needs)
+        are :data:`~coopsim.model.kernel.UNREAD`. ``clock``: the call reads the step's time
+        (the sensing call)."""
+        any3d, wants_full, wants3d, wants_targets, wants_clock = reads
+        robots = sim.robots
         state3d = full = UNREAD
-        if "state3d" in needs or "full_state" in needs or "below" in needs:
+        if any3d:
+            engine = sim.world.engine
             if "flight" in engine.features:  # (the below view is cast from the full state)
                 state3d = engine.state3d()
                 full = state3d
-            elif "full_state" in needs:  # on the floor (coopsim.model.kernel.floor_state)
+            elif wants_full:  # on the floor (coopsim.model.kernel.floor_state)
                 full = kernel_views.floor_state(state[:, :3], state[:, 3:6])
-            if "state3d" not in needs:
+            if not wants3d:
                 state3d = UNREAD
-        targets = sim.sensors.targets(sim.world) if "targets" in needs else UNREAD
+        targets = sim.sensors.targets(sim.world) if wants_targets else UNREAD
         dt = self._dt
         if dt[0] != sim.dt:
             dt = self._dt = read_only(np.full(1, float(sim.dt)))
         times = UNREAD
-        if clock and "clock" in needs:
+        if clock and wants_clock:
             times = np.array((float(sim.time), float(sim.dt)))
             times.flags.writeable = False  # read-only, as every view (one kernel version)
         arms = UNREAD
         if clock and self.arms:  # every robot's arm views (the sensing call only: _SENSING_ONLY)
-            arms = armviews.views(sim.access, robots.names, needs, sim.extra.get("held"),
+            arms = armviews.views(sim.access, robots.names, self.needs, sim.extra.get("held"),
                                   self._objects(sim.world))
         return (state, robots.radius, robots.axle, robots.group, state3d, full, times, contact,
                 dt, targets, arms)
@@ -456,7 +467,7 @@ class ComposedPass:
                           else read_only(dict.__getitem__(tables, e[0])[e[2]])
                           for e in self.entries])
         outs = tuple(map(np.empty, acts[2]))
-        base = self._base(sim, state, contact, self.act_needs)
+        base = self._base(sim, state, contact, self._act_reads)
         if arrays is not None:  # True: every robot within the bounds, checked in the call
             edge = self._edge
             if edge[0] is not sim.world.floor:
@@ -550,7 +561,7 @@ class ComposedPass:
                            for label, (rows, every) in zip(labels, now)])
         outs = tuple(map(np.empty, kept[6]))  # fresh: the snapshot keeps them
         casts = tuple([self._cast(sim, state, entry) for entry in kept[3]]) if kept[3] else ()
-        base = self._base(sim, state, contact, self.needs, clock=True)
+        base = self._base(sim, state, contact, self._reads, clock=True)
         belows, scene = kept[5], NO_SCENE
         if self.below == "call":
             scene = world.engine.fused().scene()
