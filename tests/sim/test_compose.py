@@ -179,6 +179,37 @@ def test_a_kind_reading_the_clock_while_acting_is_not_composed():
                                      "composed call makes it for sensing)")
 
 
+def test_the_plain_path_says_why_a_world_does_not_compose():
+    """The step line's reason for each way a plugin's kinds keep a world plain: a kernel
+    reading a view no composed call makes, a kernel made inside a function (the composed
+    module cannot import it by name), no kind with a kernel, no kind at all."""
+    @jit()
+    def local_sense(views, rows, params, state, normals, uniforms, prev, out):
+        for k in range(len(rows)):
+            out[k, 0] = views[0][rows[k], 0]
+
+    class Odd(Module):
+        label = "odd"
+        kernel_views = ("pressure",)
+        kernel_sense = tilt_sense
+
+    class Local(Module):
+        label = "local"
+        kernel_views = ("pose",)
+        kernel_sense = local_sense
+
+    world = Simulation(_spec(1, "kinematic")).world
+    rows = np.zeros(1, np.int64)
+    for module, why in ((Odd, "module 'odd' reads the view 'pressure' a composed call does "
+                              "not make"),
+                        (Local, "module 'local''s kernel cannot be imported by name"),
+                        (Chirp, "no module has a kernel")):
+        entry = (module.label, module, rows, {}, False, False, True, 0, False)
+        found, path, before, after = fused.choose((), (entry,), world)
+        assert found is None and path == f"plain ({why})"
+    assert fused.choose((), (), world)[1] == "plain (no module acts or senses)"
+
+
 def test_the_engines_step_runs_inside_the_acting_call_on_the_kinematic_engine(monkeypatch):
     monkeypatch.setattr(fused, "ENABLED", True)
     sim = Simulation(_spec(2, "kinematic"))
