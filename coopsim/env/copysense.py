@@ -86,12 +86,13 @@ class CopyKinds:
     rates.Rates`, staggered over the copies' rows as over the world backend's robots), each
     step's noise laid out for them as the world backend's (:func:`_noise_layout`). The kinds
     of Python code (no ``kernel_sense``; acting kinds with no ``kernel_actuate``, ``motion``
-    among them: a plugin's drive of Python code) are the
+    among them: a plugin's drive of Python code) and the acting kinds besides ``motion``
+    that drive nothing (``leds``: acted and measured there, on the stage's state) are the
     :class:`~coopsim.env.copystage.CopyStage`'s, around the composed calls.
 
     Raises:
         Unsupported: a measured kind reading a view a composed call does not make, two fans,
-            a second acting kind with a compiled kernel, a ``motion`` kernel whose drive
+            a second kind driving by a compiled kernel, a ``motion`` kernel whose drive
             role the engine's compiled step does not take.
     """
 
@@ -119,8 +120,8 @@ class CopyKinds:
                 timing.append((label, every, tiled))  # due by its rate, measured or not
             actuate = _kernels(label)[1]
             if module.command_fields and (label != motion or actuate is None):
-                if actuate is not None:
-                    raise Unsupported(f"module {label!r} acts by a compiled kernel besides "
+                if actuate is not None and _kernels(label)[2]:
+                    raise Unsupported(f"module {label!r} drives by a compiled kernel besides "
                                       f"{motion}: the batch drives one kind")
                 acts.append(label)  # its actuate a stage before the call (copystage)
             elif label == motion and drive_kernel(label, engine_kernels) is None:
@@ -131,8 +132,8 @@ class CopyKinds:
                 continue
             if label in measured:
                 sense, _, _, views, _ = _kernels(label)
-                if sense is None:  # a stage after the call (coopsim.env.copystage)
-                    python.append(label)
+                if sense is None or label in acts:  # a stage after the call (copystage; a
+                    python.append(label)  # kind the stage acts for: its state the stage's)
                     continue
                 if "ranges" in views:
                     fans.append(label)

@@ -283,7 +283,7 @@ def test_a_ground_world_reading_contacts_on_aerial_is_composed(monkeypatch):
         stepper = Stepper(sim, mode="lockstep")
         runs.append(([_columns(stepper.tick()) for _ in range(30)], sim.step_path))
     (composed, path_c), (plain, _) = runs
-    assert path_c.startswith("composed (motors")
+    assert path_c.startswith("composed (leds, motors")
     _same(composed, plain)
 
 

@@ -99,14 +99,14 @@ def test_the_same_bits_on_more_threads(monkeypatch, count):
 @pytest.mark.parametrize("engine, kind, labels, stages", [
     ("kinematic", "swarmbot", LABELS, "line, radio"),
     ("pymunk", "swarmbot", LABELS, "line, radio"),
-    ("kinematic", "kilobot", "composed (motors, bumper, compass, gps, odometry)",
-     "leds, light, radio"),
+    ("kinematic", "kilobot", "composed (leds, motors, bumper, compass, gps, odometry)",
+     "light, radio"),
 ])
 def test_kinds_of_python_code_run_as_stages_and_give_the_plain_paths_bits(
         monkeypatch, engine, kind, labels, stages):
-    """Kinds with no kernel (swarmbot: single's kinds plus radio and line; kilobot: its
-    leds act, before the acting call) run as stages around the calls, the others stay
-    composed, and every snapshot column is the plain path's."""
+    """Kinds with no kernel (swarmbot: single's kinds plus radio and line; kilobot: light
+    and radio, its leds composed, lit by its driver) run as stages around the calls, the
+    others stay composed, and every snapshot column is the plain path's."""
     spec = _robots(3, kind=kind, engine=engine,  # kilobot: no sonar, its own driver
                    params=NOISY if kind == "swarmbot" else NOISY[1:],
                    driver="wander" if kind == "swarmbot" else "kilobot_swarm")
@@ -116,6 +116,8 @@ def test_kinds_of_python_code_run_as_stages_and_give_the_plain_paths_bits(
     plain, none, _ = _run(spec, 150, False, monkeypatch)
     assert none == 0
     _same(fast, plain)
+    if kind == "kilobot":  # its driver lit the LEDs
+        assert np.frombuffer(fast[-1]["reading leds"]).any()
 
 
 @pytest.mark.parametrize("engine, wheeled", [("kinematic", False), ("pymunk", False),

@@ -166,10 +166,11 @@ def _candidates(frame) -> tuple:
     """(xy (k, 2), radius (k,), rgb (k, 3), owner row or -1 (k,)) of everything a camera could
     see this step."""
     xy, rad, rgb, owner = [], [], [], []
-    lit = frame.actuated.get("leds")  # (rows, their LEDs' colours) as shown this step
-    if lit is not None and len(lit[0]) and (lit[1] > 0).any():
-        i, k = np.nonzero(lit[1] > 0)  # each (robot, distinct colour) once
-        key = np.unique(lit[0][i].astype(np.int64) * (1 << 24) + lit[1][i, k].astype(np.int64))
+    # the LEDs' colours shown this step, by robot row (0, off, for a robot without LEDs)
+    shown = frame.state("leds").arrays["shown"]
+    if shown.any():
+        i, k = np.nonzero(shown > 0)  # each (robot, distinct colour) once
+        key = np.unique(i.astype(np.int64) * (1 << 24) + shown[i, k].astype(np.int64))
         r, colour = key >> 24, key & ((1 << 24) - 1)
         xy += list(frame.pose[r, :2])
         rad += list(frame.radius[r])

@@ -21,7 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.commands import OUT_OF_RANGE, Command
+from ...model.compiled import jit
 from ...model.errors import ProtocolError
+from ...model.kernel import StateField
 from ...model.module import Column, Module
 from ...model.params import ParamSpec
 
@@ -54,6 +56,44 @@ def _colours(data, what: str) -> list[float]:
                                               "B must be integers in [0, 255]); nothing changed")
         out.append(pack(*rgb))
     return out
+
+
+@jit()
+def leds_actuate(views, rows, params, state, commands, out, drive):
+    """``leds``: the colours robots ``rows`` show this step (packed; a controller's once its
+    stored command's ``set`` flag is 1, else the parameters' ``color<i>``, -1 taking
+    ``color``; LEDs from ``count`` on off) into ``out`` (n, 9: the colours, the flag) and the
+    state's ``shown`` (N, 8). params: count, color, color0 .. color7."""
+    shown, seen = state
+    for k in range(len(rows)):
+        i = rows[k]
+        count = params[k, 0]
+        for j in range(SLOTS):
+            if commands[k, SET] > 0:
+                c = commands[k, j]
+            else:
+                c = params[k, 2 + j] if params[k, 2 + j] >= 0 else params[k, 1]
+            c = c if j < count else 0.0
+            out[k, j] = c
+            shown[i, j] = c
+        out[k, SET] = commands[k, SET]
+        seen[i] = True
+
+
+@jit()
+def leds_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``leds``: the colours shown this step (the state's ``shown``); before a robot's first
+    step, the parameters' (``count``, ``color``, ``color<i>``)."""
+    shown, seen = state
+    for k in range(len(rows)):
+        i = rows[k]
+        for j in range(SLOTS):
+            if seen[i]:
+                out[k, j] = shown[i, j]
+            elif j < params[k, 0]:
+                out[k, j] = params[k, 2 + j] if params[k, 2 + j] >= 0 else params[k, 1]
+            else:
+                out[k, j] = 0.0
 
 
 class Leds(Module):
@@ -109,26 +149,10 @@ class Leds(Module):
                                               f"{count} LEDs (leds.count); nothing changed")
         return tuple(colours + [0.0] * (SLOTS - len(colours)) + [1.0])
 
-    @classmethod
-    def actuate(cls, frame, rows, p, commands):
-        """The colours the LEDs of robots ``rows`` show this step, (rows, (len(rows), 8)) packed
-        (``frame.actuated["leds"]``: what the reading and other robots' cameras see)."""
-        return rows, shown(commands, p)
-
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        lit = frame.actuated.get("leds")
-        if lit is not None and np.array_equal(lit[0], rows):
-            return lit[1].copy()
-        return shown(frame.commands["leds"][rows], p)  # before the first step's actuation
-
-
-def shown(commands: np.ndarray, p) -> np.ndarray:
-    """(n, 8) packed colours shown by LEDs whose stored commands are ``commands`` (n, 9) and
-    parameters ``p``: a controller's once it set them, else the parameters'; LEDs past
-    ``count`` off."""
-    params = np.column_stack([np.where(p[f"color{i}"] >= 0, p[f"color{i}"], p["color"])
-                              for i in range(SLOTS)]).reshape(len(commands), SLOTS)
-    out = np.where(commands[:, SET:SET + 1] > 0, commands[:, :SLOTS], params).astype(float)
-    out[np.arange(SLOTS)[None, :] >= p["count"][:, None]] = 0.0
-    return out
+    # The colours shown this step, kept in the state (``shown``, packed; ``seen`` once shown)
+    # for the reading and for other robots' cameras: one compiled call each (leds_actuate,
+    # leds_sense)
+    state_fields = (StateField("shown", (SLOTS,)),)
+    kernel_views = ()
+    kernel_actuate = leds_actuate
+    kernel_sense = leds_sense
