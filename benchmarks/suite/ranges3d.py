@@ -115,8 +115,8 @@ class AerialAltimeters(Case):
 
 
 def _warm_aerial_rays() -> None:
-    """Load the aerial ray kernel now (what the background warm-up does), so the case times it
-    and not its numpy twin."""
+    """Load the aerial ray kernel now (a run loads it as its world is made), so the case times
+    its calls and not its compile."""
     from coopsim.physics.aerial import raykernel as ark
 
     if ark.WARM is not None:
