@@ -25,10 +25,10 @@ every robot a one-body robot driven by a kind whose kernel hands the engine's ``
 (a plugin's, a stage); observed modules whose
 ``kernel_sense`` reads the views the copies' arrays make (``sonar`` and any other one fan kind
 by its ``kernel_beams``, ``bumper``, ``motors``, ``odometry``, ``gps``, ``compass``,
-``target``, ``gripper``: a batch holds nothing), with noise, lost data and a ``rate``; kinds
-of Python code (``lidar``, ``light``, ``camera``, ``leds``: :mod:`coopsim.env.copystage`, one
-call over every copy around the compiled ones, ``frame.physics`` answering as the kinematic
-engine answers, not past its calls); drivers
+``target``, ``line``: a batch has no zones, ``gripper``: it holds nothing), with noise, lost
+data and a ``rate``; kinds of Python code (``lidar``, ``light``, ``camera``, ``leds``:
+:mod:`coopsim.env.copystage`, one call over every copy around the compiled ones,
+``frame.physics`` answering as the kinematic engine answers, not past its calls); drivers
 on robots that are not agents (:mod:`coopsim.env.copydrivers`: each copy's, hosted as a world
 hosts them; every kind such a robot carries measured); no rules, events or zones (squads are
 dropped, as the world backend drops them; a scenario's own objects stand, in the template's

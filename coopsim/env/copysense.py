@@ -31,7 +31,7 @@ import numpy as np
 
 from ..model import armviews
 from ..model.capabilities import Learnable, capability, kernel_of, reading_fields
-from ..model.kernel import UNREAD, KindState, drive_width, param_matrix, read_only
+from ..model.kernel import UNREAD, KindState, drive_width, param_matrix, read_only, zone_view
 from ..model.plugins import METRICS, MODULES
 from ..model.validate import python_function
 from . import metrics
@@ -171,6 +171,8 @@ class CopyKinds:
         self.stage = CopyStage(sim, copies, tuple(python), tuple(acts), motion, gap) \
             if python or acts else None
         self.beams = found.beams.get(self.fan)
+        #: the no-go zones (each copy's, in its own frame), where a kind reads them
+        self.zones = zone_view(sim.world.map_spec()) if "zones" in found.needs else UNREAD
         #: the arm views of the sensing call: ``held`` alone, every robot holding nothing
         self.arms = UNREAD if not found.arms else (
             armviews.NO_ARM, armviews.NO_CHAIN, armviews.NO_WRENCH, read_only(np.zeros((n, 2))))
@@ -228,7 +230,7 @@ class CopyKinds:
         (``arms``: the sensing call's arm views, :attr:`arms`)."""
         s = batch._shared
         return (batch.state, s["radius"], s["axle"], s["group"], UNREAD, UNREAD, UNREAD,
-                batch.contact, self.dt, self.targets, arms)
+                batch.contact, self.dt, self.targets, self.zones, arms)
 
     def act(self, batch) -> None:
         """The acting kind's ``kernel_actuate`` over the copies' rows (its commands: the

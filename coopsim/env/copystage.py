@@ -1,7 +1,7 @@
 """The module kinds of Python code on the ``copies`` batch backend (:mod:`coopsim.env.copies`):
 stages around the compiled call, every copy measured in one call of the kind.
 
-A kind with no compiled ``kernel_sense`` (``lidar``, ``line``, ``light``, ``camera``, a
+A kind with no compiled ``kernel_sense`` (``lidar``, ``light``, ``camera``, a
 plugin's kind of Python code) does not send the batch to the ``world`` backend: after the
 composed ``sense`` call (:class:`~coopsim.env.copysense.CopyKinds`), its ``measure`` runs once
 a step over every copy's robots, as over one world's, on a

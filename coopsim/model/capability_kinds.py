@@ -217,7 +217,10 @@ class ModuleKernel(Protocol):
       its length dt, s); ``full_state`` ((N, 13), every robot's STATE3D, the planar state on
       the floor on a 2D engine; index by ``rows[k]``); ``below`` ((len(rows),), index by
       ``k``): m from each body's underside along its -z axis to what is below, at most the
-      kind's ``max_range`` parameter, on an engine that casts rays in 3D ((0,) elsewhere).
+      kind's ``max_range`` parameter, on an engine that casts rays in 3D ((0,) elsewhere);
+      ``zones``: the scenario's no-go zones, a tuple (a, b (E, 2) float64 each edge of their
+      outlines from a to b, m, world frame; zone (E,) int64 its zone; kind (Z,) float64 each
+      zone's code: 1 water, 2 border, 3 nogo), empty arrays without zones.
     - ``params``: (len(rows), P) float64, one column per entry of the kind's ``params``, in
       order, read-only.
     - ``state``: the kind's state table (``state_fields``): its arrays in that order, then

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import armviews
+from .specs import ZONE_KINDS
 
 
 @dataclass(frozen=True)
@@ -378,6 +379,32 @@ def underside(state3d: np.ndarray, rows: np.ndarray, reach: np.ndarray, physics)
     return np.minimum(np.maximum(dist[:, 0] - below, 0.0), reach)
 
 
+def zone_view(spec, _kept: list = [(None, None)]) -> tuple:  # noqa: B006 -- the last map's
+    """The ``zones`` view of map ``spec`` (a :class:`~coopsim.model.specs.MapSpec`, or None):
+    (a (E, 2), b (E, 2) each edge of every zone's outline from a to b, m, world frame; zone
+    (E,) int64 the zone of each edge, in file order; kind (Z,) float64 each zone's code, 1 +
+    its index in :data:`~coopsim.model.specs.ZONE_KINDS` (1 water, 2 border, 3 nogo)),
+    read-only; empty arrays without zones. Made once a map (a new one with each layout)."""
+    last, made = _kept[0]
+    if last is spec and made is not None:
+        return made
+    zones = spec.zones if spec is not None else ()
+    a = [np.asarray(z.polygon, dtype=float) for z in zones]
+    made = (np.vstack(a) if a else np.zeros((0, 2)),
+            np.vstack([np.roll(v, -1, axis=0) for v in a]) if a else np.zeros((0, 2)),
+            np.repeat(np.arange(len(a), dtype=np.int64), [len(v) for v in a]),
+            np.array([ZONE_KINDS.index(z.kind) + 1 for z in zones], dtype=float))
+    for arr in made:
+        arr.setflags(write=False)
+    _kept[0] = (spec, made)  # one assignment: another world's thread sees both or neither
+    return made
+
+
+def _zones(frame, module, rows, p) -> tuple:
+    """``zones``: :func:`zone_view` of the frame's map (``frame.extra["map"]``)."""
+    return zone_view((getattr(frame, "extra", None) or {}).get("map"))
+
+
 def _arm_views(frame, name: str) -> object:
     """The arm kinds' view ``name`` (:mod:`coopsim.model.armviews`) of every robot of
     ``frame``, made once a frame (``arm`` and ``wrench`` read through ``frame.physics``)."""
@@ -401,8 +428,10 @@ def _arm_views(frame, name: str) -> object:
 #: underside down its -z axis to what is below, up to the kind's ``max_range`` parameter
 #: (:func:`underside`), (0,) on an engine that does not cast rays in 3D -- indexed by k, not
 #: by ``rows[k]``; the arm kinds' ``arm``, ``arm_chain``, ``wrench`` and ``held``, a row per
-#: robot (:mod:`coopsim.model.armviews`). Every one read-only.
-COMPUTED = {"clock": _clock, "full_state": _full_state, "below": _below,
+#: robot (:mod:`coopsim.model.armviews`); ``zones`` the scenario's no-go zones' outlines, a
+#: tuple (a (E, 2), b (E, 2), zone (E,) int64, kind (Z,) float64: :func:`zone_view`). Every
+#: one read-only.
+COMPUTED = {"clock": _clock, "full_state": _full_state, "below": _below, "zones": _zones,
             **{name: (lambda frame, module, rows, p, name=name: _arm_views(frame, name))
                for name in armviews.NAMES}}
 VIEWS = (*VIEWS, *COMPUTED)

@@ -59,11 +59,11 @@ from ..raycast.jitcast import fan_robots_kernel
 #: The arrays a composed call takes before the kinds' own, in order (a kind's views are
 #: made of them inside the call; ``ranges`` is the kind's own).
 BASE = ("state", "radius", "axle", "group", "state3d", "full", "clock", "contact", "dt",
-        "targets", "arms")
+        "targets", "zones", "arms")
 _VIEW = {"pose": "state[:, :3]", "velocity": "state[:, 3:6]", "state3d": "state3d",
          "full_state": "full", "clock": "clock", "radius": "radius", "axle": "axle",
          "group": "group", "contact": "contact", "dt": "dt", "targets": "targets",
-         **{name: f"arms[{k}]" for k, name in enumerate(armviews.NAMES)}}
+         "zones": "zones", **{name: f"arms[{k}]" for k, name in enumerate(armviews.NAMES)}}
 #: The views a kind's kernel reads that are made for it alone (by its rows and parameters):
 #: in the sensing call only (``clock`` too: the acting frame's time is the step's start)
 _OWN = ("ranges", "below")
@@ -246,9 +246,9 @@ def _kernels(module) -> tuple:
 def _reads(needs: set) -> tuple:
     """Which of the base's computed views a call whose kinds read ``needs`` makes: (some 3D
     view: ``state3d``, ``full_state`` or ``below``; ``full_state``; ``state3d``;
-    ``targets``; ``clock``)."""
+    ``targets``; ``clock``; ``zones``)."""
     return (bool(needs & {"state3d", "full_state", "below"}), "full_state" in needs,
-            "state3d" in needs, "targets" in needs, "clock" in needs)
+            "state3d" in needs, "targets" in needs, "clock" in needs, "zones" in needs)
 
 
 def _kept(states, module) -> tuple:
@@ -377,7 +377,7 @@ class ComposedPass:
         of views no kind of the call reads (``reads``: :func:`_reads` of the views it needs)
         are :data:`~coopsim.model.kernel.UNREAD`. ``clock``: the call reads the step's time
         (the sensing call)."""
-        any3d, wants_full, wants3d, wants_targets, wants_clock = reads
+        any3d, wants_full, wants3d, wants_targets, wants_clock, wants_zones = reads
         robots = sim.robots
         state3d = full = UNREAD
         if any3d:
@@ -390,6 +390,7 @@ class ComposedPass:
             if not wants3d:
                 state3d = UNREAD
         targets = sim.sensors.targets(sim.world) if wants_targets else UNREAD
+        zones = kernel_views.zone_view(sim.extra.get("map")) if wants_zones else UNREAD
         dt = self._dt
         if dt[0] != sim.dt:
             dt = self._dt = read_only(np.full(1, float(sim.dt)))
@@ -402,7 +403,7 @@ class ComposedPass:
             arms = armviews.views(sim.access, robots.names, self.needs, sim.extra.get("held"),
                                   self._objects(sim.world))
         return (state, robots.radius, robots.axle, robots.group, state3d, full, times, contact,
-                dt, targets, arms)
+                dt, targets, zones, arms)
 
     def _objects(self, world) -> tuple:
         """The world's objects' specs (what the ``held`` view looks masses up in), one tuple

@@ -170,3 +170,24 @@ def test_the_line_sensor_sees_the_outline_ahead_and_the_water_below(tmp_path):
     step(sim)
     assert sim.snapshot.readings["line"][0].tolist() == [0, 0, 0]
     assert math.isclose(sim.snapshot.poses[0, 0], -0.76, abs_tol=0.01)
+
+
+def test_the_line_sensor_reads_the_lower_code_where_zones_overlap_and_not_a_polygons_notch(
+        tmp_path):
+    """Water and a nogo strip overlapping it (its code 3, water's 1) and a U-shaped border
+    (code 2): a sensor over both reads the lower code, as does a robot whose sensors each see
+    a different zone; a point in the U's notch is outside it (even-odd)."""
+    nogo = "[ZONE_2]\nkind nogo\npolygon 0 -1  2 -1  2 1  0 1\n"
+    u = "[ZONE_3]\nkind border\npolygon 2 2  4 2  4 4  3.6 4  3.6 2.4  2.4 2.4  2.4 4  2 4\n"
+    path = tmp_path / "zones.scenario"
+    path.write_text(scenario_text(RIVER, nogo, u, robot("r1", 0.0, 0.5),
+                                  robot("r2", 1.2, 0.3), robot("r3", 0.5, -0.7, -90),
+                                  robot("r4", 3.0, 3.25), robot("r5", 2.95, 2.2)))
+    sim = Simulation(load(path))
+    step(sim)
+    line = sim.snapshot.readings["line"].tolist()
+    assert line[0] == [1, 1, 1]  # both sensors over the water and the strip: water's 1
+    assert line[1] == [1, 1, 3]  # over the strip alone
+    assert line[2] == [1, 1, 1]  # left over the strip alone (3), right over both (1)
+    assert line[3] == [0, 0, 0]  # in the U's notch
+    assert line[4] == [1, 1, 2]  # over the U's base

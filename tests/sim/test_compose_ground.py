@@ -15,7 +15,7 @@ import pytest
 from coopsim.model import threads as policy
 from coopsim.model.compiled import load_pending
 from coopsim.model.specs import (DriverSetting, FloorSpec, ObjectSpec, ParamSetting, RobotSpec,
-                                 ScenarioSpec, Settings, TargetSpec, WorldSpec)
+                                 ScenarioSpec, Settings, TargetSpec, WorldSpec, ZoneSpec)
 from coopsim.sim import compose, fused
 from coopsim.sim.simulation import Simulation
 from coopsim.sim.stepper import Stepper
@@ -96,20 +96,30 @@ def test_the_same_bits_on_more_threads(monkeypatch, count):
     _same(one, many)
 
 
+SWARMBOT = "composed (motors, bumper, compass, gps, line, odometry, sonar, target)"
+#: No-go zones the swarmbots wander over: water and a nogo strip overlapping it, a border
+ZONES = (ZoneSpec("ZONE_1", "water", ((-1.0, -1.2), (0.2, -1.2), (0.2, 0.2), (-1.0, 0.2))),
+         ZoneSpec("ZONE_2", "nogo", ((-0.4, -2.0), (-0.1, -2.0), (-0.1, 2.0), (-0.4, 2.0))),
+         ZoneSpec("ZONE_3", "border", ((0.5, -1.8), (1.1, -1.8), (0.8, -1.2))))
+
+
 @pytest.mark.parametrize("engine, kind, labels, stages", [
-    ("kinematic", "swarmbot", LABELS, "line, radio"),
-    ("pymunk", "swarmbot", LABELS, "line, radio"),
+    ("kinematic", "swarmbot", SWARMBOT, "radio"),
+    ("pymunk", "swarmbot", SWARMBOT, "radio"),
     ("kinematic", "kilobot", "composed (leds, motors, bumper, compass, gps, odometry)",
      "light, radio"),
 ])
 def test_kinds_of_python_code_run_as_stages_and_give_the_plain_paths_bits(
         monkeypatch, engine, kind, labels, stages):
-    """Kinds with no kernel (swarmbot: single's kinds plus radio and line; kilobot: light
-    and radio, its leds composed, lit by its driver) run as stages around the calls, the
-    others stay composed, and every snapshot column is the plain path's."""
+    """Kinds with no kernel (swarmbot: radio; kilobot: light and radio, its leds composed,
+    lit by its driver) run as stages around the calls, the others stay composed (the
+    swarmbots' ``line`` sensors seeing the zones they wander over), and every snapshot
+    column is the plain path's."""
     spec = _robots(3, kind=kind, engine=engine,  # kilobot: no sonar, its own driver
                    params=NOISY if kind == "swarmbot" else NOISY[1:],
                    driver="wander" if kind == "swarmbot" else "kilobot_swarm")
+    if kind == "swarmbot":
+        spec = replace(spec, zones=ZONES)
     fast, took, path = _run(spec, 150, True, monkeypatch)
     assert path == f"{labels} + stages ({stages})", path
     assert took == 150
@@ -118,6 +128,9 @@ def test_kinds_of_python_code_run_as_stages_and_give_the_plain_paths_bits(
     _same(fast, plain)
     if kind == "kilobot":  # its driver lit the LEDs
         assert np.frombuffer(fast[-1]["reading leds"]).any()
+    else:  # the sensors saw zones of each kind (left, right, kind: three per robot)
+        seen = np.concatenate([np.frombuffer(cols["reading line"]) for cols in fast])
+        assert set(seen[2::3]) == {0.0, 1.0, 2.0, 3.0}
 
 
 @pytest.mark.parametrize("engine, wheeled", [("kinematic", False), ("pymunk", False),

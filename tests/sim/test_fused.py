@@ -100,18 +100,18 @@ def test_the_same_bits_on_more_threads(monkeypatch, count):
 def test_a_kind_without_a_pass_runs_as_a_stage_even_at_a_rate(monkeypatch):
     monkeypatch.setattr(fused, "ENABLED", True)
     ground = ScenarioSpec(WorldSpec(FloorSpec(4.0, 4.0)),
-                          robots=(RobotSpec("swarmbot", "r0", (0.0, 0.0, 0.0)),),
+                          robots=(RobotSpec("kilobot", "r0", (0.0, 0.0, 0.0)),),
                           settings=Settings(dt=0.02, seed=1, engine="kinematic"))
-    sim = Simulation(ground)  # single's kinds (composed) with a radio and floor sensors
+    sim = Simulation(ground)  # kernels (composed) with a radio and a light sensor
     assert sim.plan().fused is not None
-    assert sim.step_path.endswith(" + stages (line, radio)"), sim.step_path
+    assert sim.step_path.endswith(" + stages (light, radio)"), sim.step_path
     assert sim.plan().before == ()  # neither acts
-    assert [e[0] for e in sim.plan().after] == ["line", "radio"]
+    assert [e[0] for e in sim.plan().after] == ["light", "radio"]
     timed = ScenarioSpec(ground.world, robots=(RobotSpec(
-        "swarmbot", "r0", (0.0, 0.0, 0.0), params=(ParamSetting("line", "rate", 10.0),)),),
+        "kilobot", "r0", (0.0, 0.0, 0.0), params=(ParamSetting("light", "rate", 10.0),)),),
         settings=ground.settings)
     fast, took, path = _run(timed, 60, True, monkeypatch)
-    assert path.endswith(" + stages (line, radio)") and took == 60
+    assert path.endswith(" + stages (light, radio)") and took == 60
     _same(fast, _run(timed, 60, False, monkeypatch)[0])
 
 

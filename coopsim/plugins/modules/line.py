@@ -8,13 +8,52 @@ point lies on the line or inside the zone, else 0.0.
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from ...model.commands import Command
+from ...model.compiled import jit
 from ...model.module import Module
 from ...model.params import ParamSpec
-from ...model.specs import ZONE_KINDS
 from .common import rate
+from .kernels import _clip
+
+
+@jit()
+def line_sense(views, rows, params, state, normals, uniforms, prev, out):
+    """``line``: per robot ``rows[k]`` (``views``: its ``pose``, the ``zones`` view) the left
+    and right sensors' readings (1.0 where the point ``ahead`` m in front of the centre,
+    ``spread`` m to that side, lies within ``width`` / 2 m of a zone's outline or inside the
+    zone, else 0.0) and the kind code of the zone seen (the lowest code a sensor sees; where
+    both see one, the lower of the two; 0 none). params: ahead, spread, width (m), rate."""
+    pose, zones = views
+    for k in range(len(rows)):
+        x, y, yaw = pose[rows[k], 0], pose[rows[k], 1], pose[rows[k], 2]
+        c, s = math.cos(yaw), math.sin(yaw)
+        fx, fy, half = params[k, 0], params[k, 1], params[k, 2] / 2
+        out[k, 0], left = _see(x + c * fx - s * fy, y + s * fx + c * fy, zones, half)
+        out[k, 1], right = _see(x + c * fx - s * -fy, y + s * fx + c * -fy, zones, half)
+        out[k, 2] = min(left, right) if left > 0 and right > 0 else max(left, right)
+
+
+@jit(inline=True)
+def _see(px, py, zones, half):
+    """(1.0 where floor point (``px``, ``py``) m lies within ``half`` m of an edge of a zone's
+    outline or inside the zone (even-odd rule per zone), else 0.0; the lowest kind code of
+    the zones it is in or on, 0 none) against the ``zones`` view (a, b, zone, kind)."""
+    a, b, zone, kinds = zones
+    best, near, hits = math.inf, False, 0
+    for j in range(len(zone)):  # each zone's edges a run, in file order
+        ax, ay = a[j, 0], a[j, 1]
+        ex, ey = b[j, 0] - ax, b[j, 1] - ay
+        t = _clip(((px - ax) * ex + (py - ay) * ey) / max(ex * ex + ey * ey, 1e-300), 0.0, 1.0)
+        near = near or math.hypot(px - ax - t * ex, py - ay - t * ey) <= half
+        if (ay > py) != (b[j, 1] > py) and px < ax + (py - ay) * ex / ey:
+            hits += 1
+        if j + 1 == len(zone) or zone[j + 1] != zone[j]:  # the zone's last edge
+            if (near or hits % 2 == 1) and kinds[zone[j]] < best:
+                best = kinds[zone[j]]
+            near, hits = False, 0
+    return (0.0, 0.0) if best == math.inf else (1.0, best)
 
 
 class Line(Module):
@@ -49,68 +88,8 @@ class Line(Module):
                         doc="left, right (1.0 on a zone's outline or inside it, else 0.0), "
                             "kind of the zone seen (0 none, 1 water, 2 border, 3 nogo)"),)
     fields = ("left", "right", "kind")
-    _cache: tuple = (None, None)  # (the MapSpec, its edge arrays): zones change with the layout
 
-    @classmethod
-    def sense(cls, frame, rows, p, prev):
-        out = np.zeros((len(rows), 3))
-        edges = cls._edges(frame.extra.get("map"))
-        if edges is None or not len(rows):
-            return out
-        pose = frame.pose[rows]
-        c, s = np.cos(pose[:, 2]), np.sin(pose[:, 2])
-        pts = []
-        for side in (1.0, -1.0):  # left, then right
-            fx, fy = p["ahead"], side * p["spread"]
-            pts.append(np.column_stack((pose[:, 0] + c * fx - s * fy, pose[:, 1] + s * fx + c * fy)))
-        seen, kind = _see(np.vstack(pts), edges, np.tile(p["width"] / 2, 2))
-        n = len(rows)
-        out[:, 0], out[:, 1] = seen[:n], seen[n:]
-        left, right = kind[:n], kind[n:]
-        out[:, 2] = np.where((left > 0) & (right > 0), np.minimum(left, right),
-                             np.maximum(left, right))  # the lower code when both see one
-        return out
-
-    @classmethod
-    def _edges(cls, spec):
-        """(a (E, 2), b (E, 2), zone of each edge (E,), kind code of each zone (Z,)) of the
-        map's zones, or None without zones; computed once per map."""
-        if spec is None or not spec.zones:
-            return None
-        if cls._cache[0] is not spec:
-            a, zone = [], []
-            for k, z in enumerate(spec.zones):
-                a.append(np.asarray(z.polygon, dtype=float))
-                zone += [k] * len(z.polygon)
-            a = np.vstack(a)
-            b = np.vstack([np.roll(np.asarray(z.polygon, dtype=float), -1, axis=0)
-                           for z in spec.zones])
-            kinds = np.array([ZONE_KINDS.index(z.kind) + 1 for z in spec.zones], dtype=float)
-            cls._cache = (spec, (a, b, np.array(zone), kinds))
-        return cls._cache[1]
-
-
-def _see(pts, edges, half_width):
-    """(seen (k,), kind code (k,)) of floor points (k, 2): on an outline (within ``half_width``
-    (k,) m of an edge) or inside a zone (even-odd rule per zone); the lowest kind code seen."""
-    a, b, zone, kinds = edges
-    px, py = pts[:, 0:1], pts[:, 1:2]
-    e = b - a
-    t = np.clip(((px - a[:, 0]) * e[:, 0] + (py - a[:, 1]) * e[:, 1])
-                / np.maximum((e * e).sum(axis=1), 1e-300), 0.0, 1.0)
-    dist = np.hypot(px - a[:, 0] - t * e[:, 0], py - a[:, 1] - t * e[:, 1])  # (k, E)
-    on = dist <= half_width[:, None]
-    crosses = (a[:, 1] > py) != (b[:, 1] > py)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x_at = a[:, 0] + (py - a[:, 1]) * e[:, 0] / e[:, 1]
-    hit = (crosses & (px < x_at)).astype(np.int64)
-    n_zones = len(kinds)
-    counts = np.zeros((len(pts), n_zones), dtype=np.int64)
-    near = np.zeros((len(pts), n_zones), dtype=bool)
-    for k in range(n_zones):
-        mine = zone == k
-        counts[:, k] = hit[:, mine].sum(axis=1)
-        near[:, k] = on[:, mine].any(axis=1)
-    sees = (counts % 2 == 1) | near  # (k, Z)
-    code = np.where(sees, kinds[None, :], np.inf).min(axis=1)
-    return sees.any(axis=1).astype(float), np.where(np.isfinite(code), code, 0.0)
+    # each sensor's point against every zone's outline and inside (the ``zones`` view):
+    # one compiled call
+    kernel_views = ("pose", "zones")
+    kernel_sense = line_sense
