@@ -79,8 +79,9 @@ def _cpu() -> float:
 
 def one(name: str) -> dict:
     """Run the case ``name`` in this process: ``figure`` (what asv would record: a ``track_``
-    method's value, a ``time_`` method's seconds, None for ``peakmem_``/``mem_``), ``cpu_s``
-    (setup and call), ``wall_s`` (the same stretch by the clock) and ``rss`` (peak, bytes)."""
+    method's value, a ``time_`` method's seconds, None for ``peakmem_``/``mem_``) and its
+    ``unit`` (the method's ``@unit``), ``cpu_s`` (setup and call), ``wall_s`` (the same stretch
+    by the clock) and ``rss`` (peak, bytes)."""
     module, cls, method, params = parse(name)
     owner = getattr(importlib.import_module(f"suite.{module}"), cls)
     case = owner()
@@ -99,7 +100,9 @@ def one(name: str) -> dict:
     figure = value if method.startswith("track_") else took if method.startswith("time_") \
         else None
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"case": name, "figure": figure, "cpu_s": cpu, "wall_s": wall, "rss": rss}
+    unit = getattr(getattr(owner, method), "unit", "s" if method.startswith("time_") else None)
+    return {"case": name, "figure": figure, "unit": unit, "cpu_s": cpu, "wall_s": wall,
+            "rss": rss}
 
 
 def warm(wanted: list[str]) -> None:

@@ -96,7 +96,8 @@ def bench_smoke(only) -> None:
 @click.argument("base")
 @click.argument("head")
 @click.option("--factor", default=1.1, show_default=True, type=click.FloatRange(min=1.0),
-              help="A case is listed as slower when HEAD's CPU time exceeds BASE's x FACTOR.")
+              help="A case is listed as slower when HEAD's CPU time, or its figure where "
+                   "that is a time (us, ms, s), exceeds BASE's x FACTOR.")
 @click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 20),
               help="Rounds, each running every case on BASE then on HEAD, a fresh process "
                    "each; the medians are compared.")

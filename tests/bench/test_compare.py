@@ -1,5 +1,6 @@
-"""``coopsim bench compare``: the suite's cases on two trees by CPU time, each case in fresh
-processes alternating between them, medians compared (benchmarks/cpu.py is the worker)."""
+"""``coopsim bench compare``: the suite's cases on two trees by CPU time (and by their figure
+where it is a time), each case in fresh processes alternating between them, medians compared
+(benchmarks/cpu.py is the worker)."""
 
 import os
 import subprocess
@@ -13,8 +14,8 @@ from coopsim.app.bench_suite import Compared, judge, own_metadata, table
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(cpu, wall=1.0, figure=1.0, rss=100):
-    return {"cpu_s": cpu, "wall_s": wall, "figure": figure, "rss": rss}
+def run(cpu, wall=1.0, figure=1.0, rss=100, unit="ms"):
+    return {"cpu_s": cpu, "wall_s": wall, "figure": figure, "rss": rss, "unit": unit}
 
 
 def test_the_medians_of_the_rounds_are_compared_by_cpu():
@@ -43,6 +44,22 @@ def test_the_table_marks_a_case_slower_than_the_factor():
     assert "| +1.200 |" in lines[2] and "| 1.050 |" in lines[3]
 
 
+def test_a_time_figure_slower_than_the_factor_lists_the_case_though_its_cpu_is_not():
+    """A tick 40 % slower inside a case whose CPU seconds are mostly imports: its figure (us)
+    says so; a speed figure (x real time) rising is no slowdown, and is not judged."""
+    tick = judge("step.SmallWorld.track_tick_us", [run(1.5, figure=17.0, unit="us")],
+                 [run(1.55, figure=23.8, unit="us")])
+    assert tick.ratio < 1.1 and tick.figure_ratio == pytest.approx(1.4)
+    assert tick.slower(1.1) and not tick.slower(1.5)
+    speed = judge("wholerun.Headless.track_x_real_time('crazyflie')",
+                  [run(1.0, figure=10.0, unit="x real time")],
+                  [run(1.0, figure=20.0, unit="x real time")])
+    assert speed.figure_ratio is None and not speed.slower(1.1)
+    lines = table([tick, speed], 1.1).splitlines()
+    assert lines[2].endswith("| 17 us | 23.8 us | +1.400 |"), lines[2]
+    assert lines[3].endswith("| 10 x real time | 20 x real time |  |"), lines[3]
+
+
 @pytest.mark.slow
 def test_one_case_on_two_trees_in_fresh_processes():
     env = {k: v for k, v in os.environ.items() if k != "COOPSIM_BENCH_SMOKE"}
@@ -54,6 +71,7 @@ def test_one_case_on_two_trees_in_fresh_processes():
     assert len(rows) == 1, done.stdout + done.stderr
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert cells[1] == "CPU s" and float(cells[2]) > 0 and float(cells[3]) > 0
+    assert cells[7].endswith(" ms") and cells[9]  # arms.Ik's figure, a time: compared
     assert "round 1/1 done" in done.stderr
     assert done.returncode in (0, 1)  # 1 only if one run was 1.1x the other: noise here
 
