@@ -157,6 +157,7 @@ class CopyKinds:
         if found is None:
             raise Unsupported(why)
         self.module, self.labels = found.module, tuple(e[0] for e in sensing)
+        self.pick_act, self.pick_sense = found.pick_act, found.pick_sense
         self.drive = drive_kernel(motion, engine_kernels)  # None: the motion kind a stage
         self.acting = tuple((rows, param_matrix(m, p), self._kept(label),
                              np.empty((len(rows), drive_width(_kernels(label)[2]))))
@@ -238,7 +239,8 @@ class CopyKinds:
         commands (``batch.cmd``, ``batch.mode``)."""
         if self.stage is not None:  # the acting kinds of Python code, as a world's stages
             self.stage.act(batch)  # before its composed call
-        self.module.act(*self.base(batch), self.acting, (batch.act_view,), self.act_out)
+        self.module.act(*self.pick_act(self.base(batch)), self.acting, (batch.act_view,),
+                        self.act_out)
         for rows, _, _, drive in self.acting:
             self.drive((batch.cmd, batch.mode, batch._shared["driven"], ()), rows, drive)
 
@@ -246,7 +248,7 @@ class CopyKinds:
         """Every measured kind's reading (N, width) at step ``batch.step`` for the robots
         due (every robot but where a ``rate`` holds the last reading), its noise drawn from
         ``rng`` (one key, as the composed step takes it); remembered for the next."""
-        from ..sim.compose import NO_SCENE, cast_given, noise_scratch
+        from ..sim.compose import cast_given, noise_scratch
         from ..sim.noiseplan import noise_key
 
         draws, noise, sensing = self.draws, self.noise, self.sensing
@@ -271,8 +273,8 @@ class CopyKinds:
             k = self.labels.index(self.fan)
             ranges = batch.ranges if every_now[k] else batch.ranges[rows_now[k]]
             casts = (cast_given(self.beams[1], batch._shared["reach"], ranges),)
-        self.module.sense(*self.base(batch, self.arms), self.keys, noise, sensing, prevs, outs,
-                          casts, (), NO_SCENE)
+        self.module.sense(*self.pick_sense(self.base(batch, self.arms)), self.keys, noise,
+                          sensing, prevs, outs, casts, ())  # (no below: no scene)
         out = {}
         for label, rows, every, made in zip(self.labels, rows_now, every_now, outs):
             if not every:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import operator
 import os
 import sys
 import tempfile
@@ -92,6 +93,27 @@ def _views(names: tuple, own: dict) -> str:
     return "(" + "".join(p + ", " for p in parts) + ")"
 
 
+def takes(views: tuple, fan: bool = False, below: bool = False) -> tuple:
+    """The names in :data:`BASE` a composed function takes, in that order: those its kinds'
+    ``views`` (a tuple of views a kind) are made of, and those the caster's fan (``fan``:
+    state, radius, group) or the engine's ``below`` cast (``below``: full) reads inside it.
+    A call's arguments are typed at every call (tens of nanoseconds an array): a call is
+    handed no array it does not read."""
+    used = {_VIEW[v].partition("[")[0] for found in views for v in found if v in _VIEW}
+    used |= {"state", "radius", "group"} if fan and any("ranges" in f for f in views) else set()
+    used |= {"full"} if below and any("below" in f for f in views) else set()
+    return tuple(n for n in BASE if n in used)
+
+
+def picker(names: tuple):
+    """A function of the :data:`BASE` tuple giving the arrays ``names`` (:func:`takes`) of
+    it, in order (a tuple)."""
+    index = tuple(BASE.index(n) for n in names)
+    if len(index) > 1:
+        return operator.itemgetter(*index)
+    return (lambda base: (base[index[0]],)) if index else (lambda base: ())
+
+
 def source(acting: tuple, sensing: tuple, engine: tuple | None, fan: tuple | None,
            below: tuple | None = None) -> str:
     """The composed module's text.
@@ -110,6 +132,10 @@ def source(acting: tuple, sensing: tuple, engine: tuple | None, fan: tuple | Non
         below: (module name, kernel name) of the engine's cast of the ``below`` view, which
             ``sense`` calls for each kind reading it, or None (the view is made before the
             call: ``belows[b]``).
+
+    The functions take first the base arrays their kinds read (:func:`takes`: the module's
+    ``ACT``, of ``act`` and ``act_step``, and ``SENSE``), and ``sense`` takes ``scene`` last
+    where it casts ``below`` itself (``SCENE``).
     """
     lines = [_HEADER]
     for k, (mod, name, _) in enumerate(acting):
@@ -127,17 +153,20 @@ def source(acting: tuple, sensing: tuple, engine: tuple | None, fan: tuple | Non
         lines.append(f"from {fan[0]} import {fan[1]} as FAN")
     if below is not None:
         lines.append(f"from {below[0]} import {below[1]} as BELOW")
-    base = ", ".join(BASE)
+    acts = takes(tuple(v for _, _, v in acting))
+    senses = takes(tuple(v for _, _, v in sensing), fan is not None, below is not None)
+    lines.append(f"\nACT = {acts!r}\nSENSE = {senses!r}\nSCENE = {below is not None!r}")
+    base, sensed = "".join(n + ", " for n in acts), "".join(n + ", " for n in senses)
     calls = []
     for k, (_, _, views) in enumerate(acting):
         calls.append(f"    rows, params, kept, drive = statics[{k}]")
         calls.append(f"    A{k}({_views(views, {})}, rows, params, kept, commands[{k}], "
                      f"outs[{k}], drive)")
-    lines += ["", "", "@jit(counted=False)", f"def act({base}, statics, commands, outs):", *calls,
+    lines += ["", "", "@jit(counted=False)", f"def act({base}statics, commands, outs):", *calls,
               "    return 0"]
     if engine is not None:
         lines += ["", "", "@jit(counted=False)",
-                  f"def act_step({base}, statics, commands, outs, engine, edge):",
+                  f"def act_step({base}statics, commands, outs, engine, edge):",
                   *calls]
         for k, ref in engine[1]:
             lines.append(f"    rows, drive = statics[{k}][0], statics[{k}][3]")
@@ -145,7 +174,8 @@ def source(acting: tuple, sensing: tuple, engine: tuple | None, fan: tuple | Non
             lines.append("        return -1")
         lines += ["    return STEP(engine, edge)"]
     lines += ["", "", "@jit(counted=False)",
-              f"def sense({base}, keys, noise, statics, prevs, outs, casts, belows, scene):",
+              f"def sense({sensed}keys, noise, statics, prevs, outs, casts, belows"
+              f"{', scene' if below is not None else ''}):",
               "    key = keys[0]", "    zall, uall, meta = noise"]
     cast = b = 0
     for k, (_, _, views) in enumerate(sensing):
@@ -282,6 +312,8 @@ class ComposedPass:
         self.in_call = in_call
         self.beams = beams
         self.casts3d = casts3d
+        #: the base arrays (of :meth:`_base`'s) each call takes (:func:`takes`)
+        self.pick_act, self.pick_sense = picker(module.ACT), picker(module.SENSE)
         self.needs = {name for entry in (*acting, *sensing)
                       for name in _kernels(entry[1])[3]}
         #: the views the acting kinds read (the acting call is handed no contact or target
@@ -297,6 +329,7 @@ class ComposedPass:
         self._keys = np.zeros(1, np.uint64)
         self._dt = read_only(np.zeros(1))  # the step, s, as the ``dt`` view
         self._acts: tuple = (None, ())  # (what they were made for, acting statics)
+        self._held: tuple = (None, None)  # (the acting state, a read-only view of it)
         self._drives: tuple = (None, None, ())  # (access, statics, (call, rows, parts)...)
         self._tables: dict = {}  # label -> (its table of commands, a read-only view of it)
         self._edge: tuple = (None, None)  # (the floor, the health check's bounds on it)
@@ -458,7 +491,10 @@ class ComposedPass:
                 contact = engine.contacts(state[:, :3])
         else:
             state = _NO_STATE
-        state = read_only(state)  # as a frame's views (one compiled version of each kernel)
+        held = self._held  # a read-only view of it, as a frame's views (one compiled version
+        if held[0] is not state:  # of each kernel), kept while it is the same array
+            held = self._held = (state, read_only(state))
+        state = held[1]
         acts = self._acts
         if acts[0] != (id(sim.states), sim.world.layout_version):
             acts = self._acting_statics(sim)
@@ -468,7 +504,7 @@ class ComposedPass:
                           else read_only(dict.__getitem__(tables, e[0])[e[2]])
                           for e in self.entries])
         outs = tuple(map(np.empty, acts[2]))
-        base = self._base(sim, state, contact, self._act_reads)
+        base = self.pick_act(self._base(sim, state, contact, self._act_reads))
         if arrays is not None:  # True: every robot within the bounds, checked in the call
             edge = self._edge
             if edge[0] is not sim.world.floor:
@@ -563,14 +599,14 @@ class ComposedPass:
         outs = tuple(map(np.empty, kept[6]))  # fresh: the snapshot keeps them
         casts = tuple([self._cast(sim, state, entry) for entry in kept[3]]) if kept[3] else ()
         base = self._base(sim, state, contact, self._reads, clock=True)
-        belows, scene = kept[5], NO_SCENE
-        if self.below == "call":
-            scene = world.engine.fused().scene()
-        elif self.below == "before":  # the plain path's view, the same cast
+        belows = kept[5]
+        if self.below == "before":  # the plain path's view, the same cast
             belows = tuple([np.zeros(len(rows)) if dry else
                             kernel_views.underside(base[5], rows, reach, sim.access)
                             for rows, reach in belows])
-        args = (*base, keys, kept[4], kept[2], prevs, outs, casts, belows, scene)
+        args = (*self.pick_sense(base), keys, kept[4], kept[2], prevs, outs, casts, belows)
+        if self.below == "call":  # the scene the engine's kernel casts in
+            args += (world.engine.fused().scene(),)
         if dry:
             compile_for(self.module.sense, args)
             return {}
@@ -728,5 +764,3 @@ _NO_HEADING = np.zeros((0, 2))
 _NO_FIXED = (np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros(0, np.int64))
 _NO_OBJECTS = (np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0, np.int64),
                np.zeros(0, np.int64))
-#: The ray scene of a call that casts no ``below`` view (the types of one that does)
-NO_SCENE = (np.zeros((0, 10)), np.zeros((0, 17)), np.zeros((0, 6)), 0, np.zeros(2))

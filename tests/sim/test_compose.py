@@ -233,6 +233,15 @@ def test_the_composed_text_names_every_kernel_and_its_digest_follows_them():
     assert "import motors_actuate as A0" in text and "import ping_sense as S0" in text
     assert "import drive_rows as D0" in text and "STEP(engine, edge)" in text
     assert "D0(engine, rows, drive)" in text
+    # each function takes the base arrays its kinds read, no other (each is typed at a call)
+    assert "def act(axle, statics, commands, outs):" in text
+    assert "def act_step(axle, statics, commands, outs, engine, edge):" in text
+    assert "def sense(state, keys, noise, statics, prevs, outs, casts, belows):" in text
+    assert compose.takes((("ranges",), ("velocity", "dt")), fan=True) == (
+        "state", "radius", "group", "dt")  # the fan cast inside the call reads its robots
+    assert compose.takes((("below", "arm_chain"),), below=True) == ("full", "arms")
+    assert compose.picker(("axle", "dt"))(compose.BASE) == ("axle", "dt")
+    assert compose.picker(("dt",))(compose.BASE) == ("dt",) and compose.picker(())(()) == ()
     module = compose.compiled(text)
     assert compose.compiled(text) is module  # one import a process
     # the composed call's cache key reaches the kernels it calls (an edit of one recompiles)
