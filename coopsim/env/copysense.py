@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from ..model import armviews
+from ..model import threads as policy
 from ..model.capabilities import Learnable, capability, kernel_of, reading_fields
 from ..model.kernel import UNREAD, KindState, drive_width, param_matrix, read_only, zone_view
 from ..model.plugins import METRICS, MODULES
@@ -158,6 +159,7 @@ class CopyKinds:
             raise Unsupported(why)
         self.module, self.labels = found.module, tuple(e[0] for e in sensing)
         self.pick_act, self.pick_sense = found.pick_act, found.pick_sense
+        self.most = found.rows  # the most rows a kind's kernels take a call
         self.drive = drive_kernel(motion, engine_kernels)  # None: the motion kind a stage
         self.acting = tuple((rows, param_matrix(m, p), self._kept(label),
                              np.empty((len(rows), drive_width(_kernels(label)[2]))))
@@ -239,10 +241,23 @@ class CopyKinds:
         commands (``batch.cmd``, ``batch.mode``)."""
         if self.stage is not None:  # the acting kinds of Python code, as a world's stages
             self.stage.act(batch)  # before its composed call
-        self.module.act(*self.pick_act(self.base(batch)), self.acting, (batch.act_view,),
-                        self.act_out)
+        self._call("act", (*self.pick_act(self.base(batch)), self.acting, (batch.act_view,),
+                           self.act_out), batch.threads)
         for rows, _, _, drive in self.acting:
             self.drive((batch.cmd, batch.mode, batch._shared["driven"], ()), rows, drive)
+
+    def _call(self, name: str, args: tuple, threads: int | None) -> None:
+        """The composed module's call ``name`` on ``args``: its parallel version (the rowwise
+        kinds' rows in chunks, the same bits) on ``threads`` of numba's threads (None: the
+        thread policy's count) where the copies' rows are :data:`~coopsim.model.threads.
+        ROWS_MIN` or more."""
+        rows = self.most
+        want = policy.count() if threads is None else threads
+        if rows < policy.ROWS_MIN or want < 2:
+            getattr(self.module, name)(*args)
+            return
+        with policy.kernel_threads(rows, policy.ROWS_MIN, 1, want):
+            getattr(self.module, name + "_par")(*args)
 
     def measure(self, batch, rng) -> dict:
         """Every measured kind's reading (N, width) at step ``batch.step`` for the robots
@@ -273,8 +288,8 @@ class CopyKinds:
             k = self.labels.index(self.fan)
             ranges = batch.ranges if every_now[k] else batch.ranges[rows_now[k]]
             casts = (cast_given(self.beams[1], batch._shared["reach"], ranges),)
-        self.module.sense(*self.pick_sense(self.base(batch, self.arms)), self.keys, noise,
-                          sensing, prevs, outs, casts, ())  # (no below: no scene)
+        self._call("sense", (*self.pick_sense(self.base(batch, self.arms)), self.keys, noise,
+                             sensing, prevs, outs, casts, ()), batch.threads)  # (no scene)
         out = {}
         for label, rows, every, made in zip(self.labels, rows_now, every_now, outs):
             if not every:

@@ -104,6 +104,7 @@ class _KernelDefaults:
     kernel_sense = None
     kernel_actuate = None
     kernel_drive: tuple = ()
+    kernel_rowwise: bool = False
 
 
 class _OffloadDefaults:
@@ -134,7 +135,7 @@ _KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], type]] = {
     Offloaded: (("prepare",), ("prepare",), _OffloadDefaults),
     ValueChecker: (("check_values",), ("check_values",), _CheckDefaults),
     ModuleKernel: (("kernel_views", "kernel_sense", "kernel_actuate", "kernel_drive",
-                    "kernel_beams"), (), _KernelDefaults),
+                    "kernel_beams", "kernel_rowwise"), (), _KernelDefaults),
 }
 CAPABILITIES: tuple[type, ...] = tuple(_KINDS)
 

@@ -261,6 +261,12 @@ class ModuleKernel(Protocol):
             (:func:`coopsim.model.kernel.drive_parts`). An engine whose compiled step takes
             the role (kinematic: ``drive``, ``set_velocity``; aerial: ``apply_wrench``) runs
             it inside the composed acting call, with its step.
+        kernel_rowwise: True when each row ``k`` of ``out`` and ``drive``, and robot
+            ``rows[k]``'s state, come from the views and row ``k`` of the other arguments
+            alone (no loop across rows, no test of a whole column): a world of
+            ``threads.ROWS_MIN`` robots or more then runs the kernels on numba's threads, a
+            chunk of rows at a time (each argument indexed by ``k`` cut to the chunk; the
+            same bits). False (the default): all rows in one call on one thread.
     """
 
     kernel_views: ClassVar[tuple[str, ...]]
@@ -268,6 +274,7 @@ class ModuleKernel(Protocol):
     kernel_sense: ClassVar[Any]
     kernel_actuate: ClassVar[Any]
     kernel_drive: ClassVar[tuple]
+    kernel_rowwise: ClassVar[bool]
 
 
 @runtime_checkable

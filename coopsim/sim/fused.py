@@ -15,8 +15,8 @@ Same results: the calls run the kernels the plain path runs, in its order, and d
 noise inside the call from the step's key that the plain path's draw takes
 (:meth:`~coopsim.sim.sensing.Sensors.key`; counter-based: :mod:`coopsim.model.noise_kernels`):
 a step gives the same bits either way, so the two may alternate (the composed step serves
-once its calls are compiled, and gives way for a step with a held external robot, one big
-enough for the threads, or one where a robot diverged: that step's sensors then run plain
+once its calls are compiled, and gives way for a step with a held external robot or one
+where a robot diverged: that step's sensors then run plain
 after the containment, on the draw of the same key).
 """
 

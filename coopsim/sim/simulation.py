@@ -234,7 +234,7 @@ class Simulation:
         the last sensing phase read when nothing moved a body since (:meth:`moved`)."""
         plan = self.plan()
         # (the external robots' tracks read, not its __bool__: no Python call a step)
-        self._fusing = plan.fused is not None and not self.external.tracks and plan.fused.ready()
+        self._fusing = plan.fused is not None and not self.external.tracks
         self.actuated = {}
         if self._fusing:  # the composed step acts inside the physics phase's call
             if plan.before:  # the acting kinds with no kernel: stages before its call

@@ -99,16 +99,16 @@ def test_the_bumper_and_the_collisions_term_where_robots_carry_it():
     assert hits > 0
 
 
-def _digest(threads: int) -> str:
+def _digest(threads: int, k: int = 96, steps: int = 60) -> str:
     code = (
         "import hashlib, numpy as np, gymnasium, coopsim.env\n"
-        f"env = gymnasium.make_vec('coopsim/Scenario-v0', num_envs=96, scenario={AVOID!r}, "
+        f"env = gymnasium.make_vec('coopsim/Scenario-v0', num_envs={k}, scenario={AVOID!r}, "
         f"robot={AGENTS!r}, observe=['sonar'], lean=True, backend='copies', threads={threads})\n"
         "h = hashlib.sha256(); env.reset(seed=0); rng = np.random.default_rng(5)\n"
-        "for s in range(60):\n"
-        "    act = np.where(rng.random((96, 4, 1)) < 0.7, 0.6,\n"
-        "                   rng.uniform(-0.6, 0.6, (96, 4, 2)))\n"
-        "    if s == 30: env.batch.reset_copies(np.arange(96) % 3 == 0)\n"
+        f"for s in range({steps}):\n"
+        f"    act = np.where(rng.random(({k}, 4, 1)) < 0.7, 0.6,\n"
+        f"                   rng.uniform(-0.6, 0.6, ({k}, 4, 2)))\n"
+        f"    if s == {steps // 2}: env.batch.reset_copies(np.arange({k}) % 3 == 0)\n"
         "    obs, rew, term, trunc, _ = env.step(act)\n"
         "    for a in (obs['sonar'], rew, env.batch.state, env.batch.contact):\n"
         "        h.update(np.ascontiguousarray(a).tobytes())\n"
@@ -125,6 +125,9 @@ def test_the_same_bits_on_one_two_and_four_threads():
     writes only its own rows, so any cross-copy float reduction would show here."""
     one, two, four = (_digest(t) for t in (1, 2, 4))
     assert len(one) == 64 and one == two == four
+    # 2,048 copies x 4 robots: 8,192 rows, from which the kinds' kernels run in chunks of
+    # rows on the threads (the composed calls' parallel versions)
+    assert _digest(1, 2048, 12) == _digest(2, 2048, 12)
 
 
 def test_a_callable_task_reads_the_same_snapshot_on_both_backends():

@@ -1,6 +1,7 @@
 """The thread count changes the speed, never a bit: a 10,000-robot kinematic run (sonar every
 step, motors and odometry: sensing, physics and actuators all above the sizes from which their
-kernels share the robots among threads) hashed at 1, 2 and 4 threads, each in a process of its
+kernels share the robots among threads, the composed calls' rowwise kinds in chunks of rows)
+hashed at 1, 2 and 4 threads, each in a process of its
 own (numba's pool is fixed when it loads: ``NUMBA_NUM_THREADS``), gives one hash."""
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ for step in range(12):
     digest.update(np.ascontiguousarray(sim.world.engine.robot_state()).tobytes())
     for label in sorted(snap.readings):
         digest.update(label.encode() + np.ascontiguousarray(snap.readings[label]).tobytes())
-print(threads.count(), digest.hexdigest())
+fused = sim.plan().fused  # the composed calls, their rowwise kinds on the threads from 2
+print(threads.count(), int(fused.threaded()), digest.hexdigest())
 """
 
 
@@ -50,11 +52,12 @@ def _run(n: int) -> tuple[int, str]:
     done = subprocess.run([sys.executable, "-c", RUN, str(n)], capture_output=True, text=True,
                           timeout=1200, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
-    count, digest = done.stdout.split()
-    return int(count), digest
+    count, threaded, digest = done.stdout.split()
+    return int(count), threaded == "1", digest
 
 
 def test_a_10000_robot_run_hashes_alike_at_1_2_and_4_threads():
     runs = {n: _run(n) for n in (1, 2, 4)}
-    assert [count for count, _ in runs.values()] == [1, 2, 4]
-    assert len({digest for _, digest in runs.values()}) == 1, runs
+    assert [(count, threaded) for count, threaded, _ in runs.values()] == [
+        (1, False), (2, True), (4, True)]
+    assert len({digest for *_, digest in runs.values()}) == 1, runs

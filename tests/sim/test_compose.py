@@ -256,6 +256,25 @@ def test_the_composed_text_names_every_kernel_and_its_digest_follows_them():
         del compiled._DIGESTS[path]
 
 
+def test_the_parallel_calls_cut_only_the_rowwise_kinds_rows_into_chunks():
+    kernels = "coopsim.plugins.modules.kernels"
+    text = compose.source(((kernels, "motors_actuate", ("pose", "velocity", "axle"), True, 2),),
+                          (("kernelkinds", "ping_sense", ("pose",)),
+                           (kernels, "gps_sense", ("pose",), True, 0)), None, None)
+    par = text[text.index("def act_par("):]
+    assert "for c in prange(chunks):" in par
+    # the kind that does not say it is rowwise runs whole, before the loop, on one thread
+    assert "S0((state[:, :3], ), r0, p0, s0, z0, u0, prevs[0], outs[0])" in par
+    assert "r0[a0:b0]" not in par[par.index("def sense_par("):]
+    # a rowwise kind's every argument by row is cut to the chunk, its state table whole
+    assert "S1((state[:, :3], ), r1[a1:b1], p1[a1:b1], (), z1[a1:b1], u1[a1:b1], " \
+        "v1[a1:b1], o1[a1:b1])" in par
+    assert "s0_0, s0_1, = s0" in par and "(s0_0, s0_1, ), c0[a0:b0]" in par
+    # the serial calls are unchanged: all rows in one call each
+    serial = text[:text.index("def act_par(")]
+    assert "for c in prange" not in serial and "[a" not in serial
+
+
 @pytest.mark.parametrize("engine", ["kinematic", "pymunk"])
 def test_the_calls_are_compiled_when_the_plan_is_made_not_at_a_step(engine, monkeypatch):
     """The simulation compiles (or loads) the composed calls as it makes its plan: its steps

@@ -77,22 +77,30 @@ def test_a_single_robot_world_is_composed_and_gives_the_plain_paths_bits(
     assert any(bumped)  # the contacts were read, not only zeros
 
 
-@pytest.mark.parametrize("count", [2, 4])
-def test_the_same_bits_on_more_threads(monkeypatch, count):
-    """With the modules' kernels sharing the rows among threads (a low ROWS_MIN for the
-    composed calls), those steps give way to the plain path: the run is still the one-thread
-    composed run."""
-    spec = _robots(3)
+@pytest.mark.parametrize("count, kind", [(2, "single"), (4, "single"), (2, "swarmbot")])
+def test_the_same_bits_on_more_threads(monkeypatch, count, kind):
+    """With the rowwise kinds' rows cut in chunks on numba's threads (a low ROWS_MIN and a
+    one-row chunk: each robot a chunk), every step stays composed and the run is the
+    one-thread run, every snapshot column (swarmbot: its line sensors' zones, leds, radio
+    a stage)."""
+    spec = _robots(3, kind=kind)
+    if kind == "swarmbot":
+        spec = replace(spec, zones=ZONES)
     policy.use(1)
     one, _, _ = _run(spec, 150, True, monkeypatch)
     monkeypatch.setattr(compose, "ROWS_MIN", 2)
+    monkeypatch.setattr(compose, "ROWS_CHUNK", 1)
+    threaded, real = [], compose.ComposedPass.on_threads  # the parallel calls, counted
+    monkeypatch.setattr(compose.ComposedPass, "on_threads", lambda self, call, args: (
+        threaded.append(call.__name__), real(self, call, args))[1])
     try:
         if policy.use(count) < 2:
             pytest.skip("one core: no threads to share the rows")
         many, took, _ = _run(spec, 150, True, monkeypatch)
     finally:
         policy.use(1)
-    assert took == 0  # every step gave way to the plain path
+    assert took == 150 and sorted(set(threaded)) == ["act_step_par", "sense_par"]
+    assert len(threaded) == 300
     _same(one, many)
 
 

@@ -25,6 +25,7 @@ class Bumper(Module):
 
     kernel_views = ("contact",)  # the engine's flags: one compiled copy
     kernel_sense = kernels.bumper_sense
+    kernel_rowwise = True
 
     @classmethod
     def observation_space(cls, params, n_targets):

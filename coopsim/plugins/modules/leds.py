@@ -156,3 +156,4 @@ class Leds(Module):
     kernel_views = ()
     kernel_actuate = leds_actuate
     kernel_sense = leds_sense
+    kernel_rowwise = True

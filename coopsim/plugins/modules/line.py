@@ -93,3 +93,4 @@ class Line(Module):
     # one compiled call
     kernel_views = ("pose", "zones")
     kernel_sense = line_sense
+    kernel_rowwise = True

@@ -80,4 +80,5 @@ class Motors(Module):
     kernel_views = ("pose", "velocity", "axle")
     kernel_sense = kernels.motors_sense
     kernel_actuate = kernels.motors_actuate
+    kernel_rowwise = True
     kernel_drive = ("drive", 2)

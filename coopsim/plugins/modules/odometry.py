@@ -42,6 +42,7 @@ class Odometry(Module):
     # slip drawn by the plan: one compiled call (kernels.odometry_sense)
     kernel_views = ("pose", "velocity", "axle", "dt")
     kernel_sense = kernels.odometry_sense
+    kernel_rowwise = True
 
     @classmethod
     def act(cls, command, sim, robot, msg):

@@ -24,6 +24,7 @@ class Gps(Module):
 
     kernel_views = ("pose",)  # its reading, noise and lost data: one compiled call
     kernel_sense = kernels.gps_sense
+    kernel_rowwise = True
 
 
 class Compass(Module):
@@ -40,6 +41,7 @@ class Compass(Module):
 
     kernel_views = ("pose",)  # its reading, noise, lost data and wrap: one compiled call
     kernel_sense = kernels.compass_sense
+    kernel_rowwise = True
 
 
 class Pose(Module):

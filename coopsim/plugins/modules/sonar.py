@@ -58,6 +58,7 @@ class Sonar(Module):
     kernel_beams = tuple(ANGLES.tolist())
     kernel_views = ("ranges",)
     kernel_sense = kernels.sonar_sense
+    kernel_rowwise = True
 
     @classmethod
     def observation_space(cls, params, n_targets):

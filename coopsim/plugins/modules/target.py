@@ -32,6 +32,7 @@ class Target(Module):
     # distance and angle to every target, its noise and lost data: one compiled call
     kernel_views = ("pose", "targets")
     kernel_sense = kernels.target_sense
+    kernel_rowwise = True
 
     @classmethod
     def answer(cls, command, row, text, snap):

@@ -112,4 +112,5 @@ class Velocity(Module):
     kernel_views = ("pose", "velocity", "dt")
     kernel_sense = kernels.velocity_sense
     kernel_actuate = kernels.velocity_actuate
+    kernel_rowwise = True
     kernel_drive = ("set_velocity", (3,))

@@ -84,6 +84,7 @@ class Beacon(Module):
     # or clip: coopsim's base Module runs the kernel for all three.
     kernel_views = ("pose",)
     kernel_sense = beacon_sense
+    kernel_rowwise = True  # row k from row k alone: in chunks on the threads in big worlds
 
     @classmethod
     def noise_draws(cls, p) -> int:
