@@ -427,7 +427,6 @@ class ComposedPass:
         self._keys = np.zeros(1, np.uint64)
         self._dt = read_only(np.zeros(1))  # the step, s, as the ``dt`` view
         self._acts: tuple = (None, ())  # (what they were made for, acting statics)
-        self._held: tuple = (None, None)  # (the acting state, a read-only view of it)
         self._drives: tuple = (None, None, ())  # (access, statics, (call, rows, parts)...)
         self._tables: dict = {}  # label -> (its table of commands, a read-only view of it)
         self._edge: tuple = (None, None)  # (the floor, the health check's bounds on it)
@@ -596,10 +595,7 @@ class ComposedPass:
                 contact = engine.contacts(state[:, :3])
         else:
             state = _NO_STATE
-        held = self._held  # a read-only view of it, as a frame's views (one compiled version
-        if held[0] is not state:  # of each kernel), kept while it is the same array
-            held = self._held = (state, read_only(state))
-        state = held[1]
+        state = read_only(state)  # as a frame's views (one compiled version of each kernel)
         acts = self._acts
         if acts[0] != (id(sim.states), sim.world.layout_version):
             acts = self._acting_statics(sim)
