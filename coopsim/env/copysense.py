@@ -251,12 +251,11 @@ class CopyKinds:
         kinds' rows in chunks, the same bits) on ``threads`` of numba's threads (None: the
         thread policy's count) where the copies' rows are :data:`~coopsim.model.threads.
         ROWS_MIN` or more."""
-        rows = self.most
-        want = policy.count() if threads is None else threads
-        if rows < policy.ROWS_MIN or want < 2:
+        rows = self.most  # (the size first: count() reads the environment, ~1 us)
+        if rows < policy.ROWS_MIN or (policy.count() if threads is None else threads) < 2:
             getattr(self.module, name)(*args)
             return
-        with policy.kernel_threads(rows, policy.ROWS_MIN, 1, want):
+        with policy.kernel_threads(rows, policy.ROWS_MIN, 1, threads):
             getattr(self.module, name + "_par")(*args)
 
     def measure(self, batch, rng) -> dict:
