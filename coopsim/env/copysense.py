@@ -30,7 +30,6 @@ import math
 import numpy as np
 
 from ..model import armviews
-from ..model import threads as policy
 from ..model.capabilities import Learnable, capability, kernel_of, reading_fields
 from ..model.kernel import UNREAD, KindState, drive_width, param_matrix, read_only, zone_view
 from ..model.plugins import METRICS, MODULES
@@ -159,7 +158,7 @@ class CopyKinds:
             raise Unsupported(why)
         self.module, self.labels = found.module, tuple(e[0] for e in sensing)
         self.pick_act, self.pick_sense = found.pick_act, found.pick_sense
-        self.most = found.rows  # the most rows a kind's kernels take a call
+        self.composed = found  # whether its calls take the threads, and on how many
         self.drive = drive_kernel(motion, engine_kernels)  # None: the motion kind a stage
         self.acting = tuple((rows, param_matrix(m, p), self._kept(label),
                              np.empty((len(rows), drive_width(_kernels(label)[2]))))
@@ -251,12 +250,10 @@ class CopyKinds:
         kinds' rows in chunks, the same bits) on ``threads`` of numba's threads (None: the
         thread policy's count) where the copies' rows are :data:`~coopsim.model.threads.
         ROWS_MIN` or more."""
-        rows = self.most  # (the size first: count() reads the environment, ~1 us)
-        if rows < policy.ROWS_MIN or (policy.count() if threads is None else threads) < 2:
+        if self.composed.threaded(threads):
+            self.composed.on_threads(getattr(self.module, name + "_par"), args, threads)
+        else:
             getattr(self.module, name)(*args)
-            return
-        with policy.kernel_threads(rows, policy.ROWS_MIN, 1, threads):
-            getattr(self.module, name + "_par")(*args)
 
     def measure(self, batch, rng) -> dict:
         """Every measured kind's reading (N, width) at step ``batch.step`` for the robots

@@ -56,7 +56,7 @@ from ..model.capabilities import kernel_of
 from ..model.compiled import compile_for
 from ..model.health import planar_edge
 from ..model.kernel import UNREAD, read_only
-from ..model.threads import ROWS_CHUNK, ROWS_MIN, kernel_threads, parallel
+from ..model.threads import ROWS_CHUNK, ROWS_MIN, count, kernel_threads
 from ..raycast.jitcast import fan_robots_kernel
 
 #: The arrays a composed call takes before the kinds' own, in order (a kind's views are
@@ -242,6 +242,7 @@ def _acting(acting: tuple, par: bool) -> list:
         calls.append(f"    rows, params, kept, drive = statics[{k}]")
         calls.append(f"    A{k}({_views(entry[2], {})}, rows, params, kept, commands[{k}], "
                      f"outs[{k}], drive)")
+
     def body(k):
         cut = f"[a{k}:b{k}]"
         return (f"        A{k}({_views(acting[k][2], {'zones': _ZONES})}, r{k}{cut}, "
@@ -293,6 +294,7 @@ def _sensing(sensing: tuple, fan, below, par: bool) -> list:
             continue
         lines.append(f"    S{k}({_views(views, own)}, r{k}, p{k}, s{k}, z{k}, u{k}, "
                      f"prevs[{k}], outs[{k}])")
+
     def body(k):
         cut = f"[a{k}:b{k}]"
         own = {name: text + cut for name, text in owns[k].items()}
@@ -495,16 +497,17 @@ class ComposedPass:
         found.below = "call" if cast is not None else "before" if below else ""
         return found, ""
 
-    def threaded(self) -> bool:
+    def threaded(self, threads: int | None = None) -> bool:
         """Whether this step's calls take their parallel versions (``act_par``,
         ``act_step_par``, ``sense_par``: the rowwise kinds' rows on numba's threads, the same
-        bits): from ``threads.ROWS_MIN`` rows, with more than one thread to use."""
-        return self.rows >= ROWS_MIN and parallel(self.rows, ROWS_MIN)
+        bits): from ``threads.ROWS_MIN`` rows, with more than one thread to use (``threads``:
+        a batch's own count; None: the thread policy's)."""
+        return self.rows >= ROWS_MIN and (count() if threads is None else threads) > 1
 
-    def on_threads(self, call, args: tuple):
-        """``call(*args)`` on numba's threads, a chunk of rows at a time each
-        (:func:`~coopsim.model.threads.kernel_threads`)."""
-        with kernel_threads(self.rows, ROWS_MIN, 1):
+    def on_threads(self, call, args: tuple, threads: int | None = None):
+        """``call(*args)`` on ``threads`` of numba's threads (None: the policy's count), a
+        chunk of rows at a time each (:func:`~coopsim.model.threads.kernel_threads`)."""
+        with kernel_threads(self.rows, ROWS_MIN, 1, threads):
             return call(*args)
 
     def _base(self, sim, state: np.ndarray, contact: np.ndarray, reads: tuple,
